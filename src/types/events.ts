@@ -1,0 +1,213 @@
+import type { ContinuationKind, TurnTrigger } from './config.js';
+import type { AgentMessage, AssistantMessage, Message, ToolResultMessage, StopReason } from './message.js';
+import type { ToolResult } from './tool.js';
+import type { Usage } from './usage.js';
+
+/** A streamed piece of an assistant message. */
+export type StreamDelta =
+  | { type: 'text'; contentIndex: number; delta: string }
+  | { type: 'thinking'; contentIndex: number; delta: string }
+  | { type: 'toolCall'; contentIndex: number; delta: string; id?: string; name?: string };
+
+export interface AgentStartEvent {
+  type: 'AgentStart';
+  agentId: string;
+  sessionId: string;
+  loopId: string;
+  parentLoopId?: string;
+  continuationKind?: ContinuationKind;
+  timestamp: number;
+  metadata?: unknown;
+}
+
+export interface AgentEndEvent {
+  type: 'AgentEnd';
+  loopId: string;
+  /** Every message this run added, in order. */
+  messages: AgentMessage[];
+  usage: Usage;
+  timestamp: number;
+  /** How the run ended: the last assistant message's stop reason, or `aborted`. */
+  stopReason: StopReason;
+  /** Set when an input filter rejected the prompt. */
+  rejection?: string;
+}
+
+export interface TurnStartEvent {
+  type: 'TurnStart';
+  loopId: string;
+  turnIndex: number;
+  timestamp: number;
+  triggeredBy: TurnTrigger;
+}
+
+export interface TurnEndEvent {
+  type: 'TurnEnd';
+  loopId: string;
+  turnIndex: number;
+  message: AgentMessage;
+  usage: Usage;
+  timestamp: number;
+  toolResults: ToolResultMessage[];
+}
+
+export interface MessageStartEvent {
+  type: 'MessageStart';
+  loopId: string;
+  message: AgentMessage;
+  timestamp: number;
+}
+
+export interface MessageUpdateEvent {
+  type: 'MessageUpdate';
+  loopId: string;
+  /** The assistant message so far: a live view, mutated as deltas arrive. */
+  message: AssistantMessage;
+  delta: StreamDelta;
+  timestamp: number;
+}
+
+export interface MessageEndEvent {
+  type: 'MessageEnd';
+  loopId: string;
+  message: AgentMessage;
+  timestamp: number;
+}
+
+export interface ToolExecutionStartEvent {
+  type: 'ToolExecutionStart';
+  loopId: string;
+  toolCallId: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  timestamp: number;
+}
+
+export interface ToolExecutionUpdateEvent {
+  type: 'ToolExecutionUpdate';
+  loopId: string;
+  toolCallId: string;
+  toolName: string;
+  partialResult: ToolResult;
+  timestamp: number;
+}
+
+export interface ToolExecutionEndEvent {
+  type: 'ToolExecutionEnd';
+  loopId: string;
+  toolCallId: string;
+  toolName: string;
+  result: ToolResult;
+  isError: boolean;
+  childLoopId?: string;
+  timestamp: number;
+}
+
+export interface ProgressMessageEvent {
+  type: 'ProgressMessage';
+  loopId: string;
+  toolCallId: string;
+  toolName: string;
+  text: string;
+  timestamp: number;
+}
+
+export interface InputRejectedEvent {
+  type: 'InputRejected';
+  loopId: string;
+  reason: string;
+  timestamp: number;
+}
+
+export interface ParallelLoopStartEvent {
+  type: 'ParallelLoopStart';
+  sessionId: string;
+  loopIds: string[];
+  timestamp: number;
+}
+
+export interface ParallelLoopEndEvent {
+  type: 'ParallelLoopEnd';
+  sessionId: string;
+  selectedLoopId: string;
+  selectedConfigIndex: number;
+  evaluationUsage: Usage;
+  timestamp: number;
+}
+
+export type CompactionTier = 1 | 2 | 3;
+
+export interface CompactionStartEvent {
+  type: 'CompactionStart';
+  loopId: string;
+  /** `budget`: over the context budget before a call; `overflow`: the provider said it did not fit. */
+  reason: 'budget' | 'overflow';
+  tokensBefore: number;
+  timestamp: number;
+}
+
+export interface CompactionEndEvent {
+  type: 'CompactionEnd';
+  loopId: string;
+  tier: CompactionTier;
+  tokensBefore: number;
+  tokensAfter: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  timestamp: number;
+}
+
+export interface RetryScheduledEvent {
+  type: 'RetryScheduled';
+  loopId: string;
+  /** 1-based attempt number of the retry about to run. */
+  attempt: number;
+  delayMs: number;
+  errorKind: string;
+  errorMessage: string;
+  timestamp: number;
+}
+
+/** A hook, policy or filter threw; the loop reported it and went on as if it had said continue. */
+export interface HookErrorEvent {
+  type: 'HookError';
+  loopId: string;
+  hook: string;
+  message: string;
+  timestamp: number;
+}
+
+export type AgentEvent =
+  | AgentStartEvent
+  | AgentEndEvent
+  | TurnStartEvent
+  | TurnEndEvent
+  | MessageStartEvent
+  | MessageUpdateEvent
+  | MessageEndEvent
+  | ToolExecutionStartEvent
+  | ToolExecutionUpdateEvent
+  | ToolExecutionEndEvent
+  | ProgressMessageEvent
+  | InputRejectedEvent
+  | ParallelLoopStartEvent
+  | ParallelLoopEndEvent
+  | CompactionStartEvent
+  | CompactionEndEvent
+  | RetryScheduledEvent
+  | HookErrorEvent;
+
+export type AgentEventType = AgentEvent['type'];
+export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
+
+export const isEvent =
+  <T extends AgentEventType>(type: T) =>
+  (e: AgentEvent): e is EventOf<T> =>
+    e.type === type;
+
+/** Loop id of an event, if it has one. */
+export function loopIdOf(e: AgentEvent): string | undefined {
+  return 'loopId' in e ? e.loopId : undefined;
+}
+
+export type { Message };

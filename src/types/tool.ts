@@ -1,0 +1,78 @@
+import type { Observable, SchedulerLike } from 'rxjs';
+import type { ToolResultContent } from './content.js';
+
+/** What a tool produced. `details` is for the app, `content` for the model. */
+export interface ToolResult {
+  content: ToolResultContent[];
+  details?: unknown;
+  /** Set by tools that ran a child agent loop (sub-agents). */
+  childLoopId?: string;
+  /** A result the tool itself marks as failed; the model sees it as an error. */
+  isError?: boolean;
+}
+
+/** A streaming partial result, surfaced as `ToolExecutionUpdate`. */
+export interface ToolPartialUpdate {
+  kind: 'update';
+  partial: ToolResult;
+}
+
+/** A user-facing status line, surfaced as `ProgressMessage`. */
+export interface ToolProgress {
+  kind: 'progress';
+  text: string;
+}
+
+export type ToolEmission = ToolPartialUpdate | ToolProgress | ToolResult;
+
+export const toolUpdate = (partial: ToolResult | string): ToolPartialUpdate => ({
+  kind: 'update',
+  partial: typeof partial === 'string' ? { content: [{ type: 'text', text: partial }] } : partial,
+});
+export const toolProgress = (text: string): ToolProgress => ({ kind: 'progress', text });
+export const isFinalToolResult = (e: ToolEmission): e is ToolResult => !('kind' in e);
+
+/** What `execute` may return: a value, a Promise, or an Observable of updates ending in a result. */
+export type ToolExecution = ToolResult | string | Promise<ToolResult | string> | Observable<ToolEmission | string>;
+
+export interface ToolContext {
+  toolCallId: string;
+  toolName: string;
+  /** Aborted when the run is aborted, the call times out, steering interrupts it, or the run is unsubscribed. */
+  signal: AbortSignal;
+  loopId: string;
+  scheduler: SchedulerLike;
+  /** Push a partial result (same as emitting `toolUpdate` from an Observable). */
+  onUpdate(partial: ToolResult | string): void;
+  /** Push a status line (same as emitting `toolProgress`). */
+  onProgress(text: string): void;
+}
+
+/** JSON Schema object as sent to the model. */
+export type JsonSchema = { [key: string]: unknown };
+
+export type ArgsValidation<A> = { ok: true; value: A } | { ok: false; error: string };
+
+export interface Tool<A = Record<string, unknown>> {
+  name: string;
+  label: string;
+  description: string;
+  /** JSON Schema of the arguments, sent to the model. */
+  parameters: JsonSchema;
+  /** Validates raw model arguments before `execute`; failures become invalid-argument results. */
+  validate?(args: unknown): ArgsValidation<A>;
+  execute(args: A, ctx: ToolContext): ToolExecution;
+  /** This tool's own timeout; beats the loop's `toolTimeoutMs`. */
+  timeoutMs?: number;
+}
+
+/** Any tool, whatever its argument type. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = Tool<any>;
+
+/** Schema-only view of a tool for the provider request. */
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: JsonSchema;
+}
