@@ -7,3 +7,4 @@ export * from './tool.js';
 export * from './provider.js';
 export * from './events.js';
 export * from './schemas.js';
+export * from './hooks.js';

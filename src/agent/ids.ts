@@ -1,0 +1,19 @@
+import { randomUUID } from 'node:crypto';
+import type { ModelConfig } from '../types/provider.js';
+
+export const defaultIds = (): string => randomUUID();
+
+/** The stable `{configId}` segment of a loop id: the config's own id, else provider-model. */
+export function configSegment(config: { configId?: string; model: ModelConfig }): string {
+  const raw = config.configId ?? `${config.model.provider}-${config.model.id}`;
+  return raw.replace(/[^a-zA-Z0-9_-]+/g, '-');
+}
+
+export function loopIdFor(sessionId: string, segment: string, n: number): string {
+  return `${sessionId}.${segment}.${n}`;
+}
+
+/** An RFC 3339 tag for Rerun / Branch continuations. */
+export function continuationTag(now: number): string {
+  return new Date(now).toISOString();
+}

@@ -1,0 +1,3 @@
+export * from './tokens.js';
+export * from './compaction.js';
+export * from './execution.js';

@@ -1,0 +1,15 @@
+// The stable public API of phi-rx. Heavy integrations live behind subpaths:
+// phi-rx/providers, phi-rx/session, phi-rx/tools, phi-rx/mcp, phi-rx/openapi, phi-rx/testing.
+export * from './types/index.js';
+export * from './context/index.js';
+export * from './operators/index.js';
+export { agentLoop, agentLoopContinue } from './agent/agent-loop.js';
+export type { AgentContext, AgentLoopConfig, PipelineOperators } from './agent/config.js';
+export { configSegment, loopIdFor, continuationTag } from './agent/ids.js';
+export { defineTool, type ToolSpec } from './tools/define-tool.js';
+export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
+export { fromAbortSignal } from './sources/cancellation.js';
+export { toAsyncIterable, runToEnd, newMessages } from './sources/interop.js';
+export { runTool, TOOL_TEXTS, type ToolRunEmission } from './sources/tool-run.js';
+export { ProviderRegistry, defaultProviderRegistry } from './sources/providers/registry.js';
+export { AssistantMessageBuilder } from './sources/providers/message-builder.js';

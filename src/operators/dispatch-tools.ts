@@ -1,0 +1,313 @@
+import {
+  asyncScheduler, bufferCount, concat, concatMap, defer, EMPTY, from, identity, mergeMap, type MonoTypeOperatorFunction,
+  Observable, of, type OperatorFunction, type SchedulerLike, share, switchMap,
+} from 'rxjs';
+import type { ToolCall } from '../types/content.js';
+import type { AgentEvent } from '../types/events.js';
+import type { AgentMessage, ToolResultMessage } from '../types/message.js';
+import type { AnyTool, ToolResult } from '../types/tool.js';
+import type { SteeringPolicy, ToolExecutionStrategy } from '../types/config.js';
+import type { HookResult, LoopHooks, PreDispatchPolicy, PreDispatchVerdict } from '../types/hooks.js';
+import { errorMessage } from '../types/errors.js';
+import { callHookSafely } from '../sources/hook-result.js';
+import { runTool, TOOL_TEXTS } from '../sources/tool-run.js';
+
+/** What dispatch needs to know about steering at its checkpoints. */
+export interface SteeringCheck {
+  /** Is a steering message waiting? Read at the strategy's checkpoints. */
+  pending(): boolean;
+  /** The policy in force for what is queued now (per-message policies beat the agent's). */
+  policy(): SteeringPolicy;
+  /** Fires when a steering message arrives, for `interrupt`. */
+  arrivals$: Observable<unknown>;
+}
+
+export interface DispatchToolsOptions {
+  tools: readonly AnyTool[];
+  loopId: string;
+  /** `parallel` (default), `sequential`, or `{ batched: n }`. */
+  strategy?: ToolExecutionStrategy;
+  /** Per-call timeout; a tool's own `timeoutMs` wins. */
+  timeoutMs?: number;
+  scheduler?: SchedulerLike;
+  /** The run's abort signal; every tool's signal is linked to it. */
+  signal?: AbortSignal;
+  hooks?: Pick<LoopHooks, 'beforeToolExecution' | 'afterToolExecution' | 'beforeToolExecutionUpdate' | 'afterToolExecutionUpdate'>;
+  preDispatch?: readonly PreDispatchPolicy[];
+  /** The conversation, for pre-dispatch policies. */
+  messages?: () => readonly AgentMessage[];
+  steering?: SteeringCheck;
+  /** A user stage over each tool-result message before it is emitted (redaction, say). */
+  toolResults?: MonoTypeOperatorFunction<ToolResultMessage>;
+  /** A pre-dispatch policy said stop: the run ends after this turn. */
+  onStop?(reason: string): void;
+  /** A pre-dispatch policy queued messages for the next turn. */
+  onInject?(messages: AgentMessage[]): void;
+  now?(): number;
+}
+
+/**
+ * Executes the tool calls of an assistant message and emits their lifecycle: ToolExecutionStart,
+ * Update and ProgressMessage while running, ToolExecutionEnd, then the tool-result message
+ * (MessageStart / MessageEnd). Every call gets exactly one result; unknown tools, invalid
+ * arguments (validated before `execute`), throws, erroring Observables and timeouts become
+ * `isError` results the model can read.
+ *
+ * Strategies: `parallel` runs all at once (`mergeMap`), `sequential` one by one (`concatMap`),
+ * `{ batched: n }` n at a time, batch after batch. Steering checkpoints follow spec 003: between
+ * calls (sequential), between batches (batched), never inside a parallel batch. At a checkpoint
+ * with steering queued, policy `skip` gives the remaining calls "Skipped due to queued user
+ * message."; `interrupt` also cancels running calls the moment steering arrives; `wait` runs all.
+ *
+ * ```
+ * calls:      (ab|)                     a takes 3 frames, b takes 1
+ * dispatchTools({ tools, loopId, strategy: 'parallel' })
+ * output:     (SS)-(Em)-(Em)|           S: ToolExecutionStart, E: ToolExecutionEnd, m: result message
+ *             b ends first: End events come in completion order
+ * ```
+ *
+ * @example
+ * from(toolCallsOf(assistant)).pipe(
+ *   dispatchTools({ tools, loopId, strategy: { batched: 2 }, timeoutMs: 30_000 }),
+ * ).subscribe(render);
+ */
+export function dispatchTools(options: DispatchToolsOptions): OperatorFunction<ToolCall, AgentEvent> {
+  return (calls$) =>
+    defer(() => {
+      const dispatch = new Dispatch(options);
+      const strategy = options.strategy ?? 'parallel';
+      if (strategy === 'parallel') return calls$.pipe(mergeMap((call) => dispatch.one(call)));
+      if (strategy === 'sequential') return calls$.pipe(concatMap((call) => concat(dispatch.one(call), dispatch.checkpoint())));
+      const size = Math.max(1, Math.floor(strategy.batched));
+      return calls$.pipe(
+        bufferCount(size),
+        concatMap((batch) => concat(from(batch).pipe(mergeMap((call) => dispatch.one(call))), dispatch.checkpoint())),
+      );
+    });
+}
+
+/** The state of one dispatch: which tools exist, whether the rest is skipped, and why. */
+class Dispatch {
+  private readonly byName: Map<string, AnyTool>;
+  private readonly scheduler: SchedulerLike;
+  private readonly now: () => number;
+  private skipText: string | undefined;
+  private readonly interrupt$: Observable<unknown> | undefined;
+
+  constructor(private readonly o: DispatchToolsOptions) {
+    this.byName = new Map(o.tools.map((t) => [t.name, t]));
+    this.scheduler = o.scheduler ?? asyncScheduler;
+    this.now = o.now ?? (() => this.scheduler.now());
+    const steering = o.steering;
+    if (steering) {
+      // Steering queued before dispatch counts as arrived; later arrivals fire as they come.
+      this.interrupt$ = defer(() => (steering.pending() ? of(true) : steering.arrivals$)).pipe(
+        switchMap(() => (steering.policy() === 'interrupt' ? of(true) : EMPTY)),
+        share(),
+      );
+    }
+  }
+
+  /** A steering checkpoint: with steering queued and a policy other than `wait`, the rest is skipped. */
+  checkpoint(): Observable<never> {
+    return defer(() => {
+      const s = this.o.steering;
+      if (this.skipText === undefined && s?.pending()) {
+        const policy = s.policy();
+        if (policy === 'skip') this.skipText = TOOL_TEXTS.skippedBySteering;
+        if (policy === 'interrupt') this.skipText = TOOL_TEXTS.interrupted;
+      }
+      return EMPTY;
+    });
+  }
+
+  one(call: ToolCall): Observable<AgentEvent> {
+    return defer(() => {
+      if (this.skipText !== undefined) return this.immediate(call, this.skipText, true);
+      if (this.o.signal?.aborted) return this.immediate(call, TOOL_TEXTS.aborted, true);
+      const policies = this.o.preDispatch ?? [];
+      if (policies.length === 0) return this.dispatch(call, call.arguments);
+      return this.preDispatch(call, policies);
+    });
+  }
+
+  private preDispatch(call: ToolCall, policies: readonly PreDispatchPolicy[]): Observable<AgentEvent> {
+    const hookErrors: AgentEvent[] = [];
+    let args = call.arguments;
+    return from(policies).pipe(
+      concatMap((policy) =>
+        this.safe(
+          'preDispatch',
+          () => policy({ ...call, arguments: args }, { messages: this.o.messages?.() ?? [] }),
+          undefined,
+          hookErrors,
+        ),
+      ),
+      // Evaluate policies in order; the first verdict other than continue decides.
+      (verdicts$) =>
+        new Observable<PreDispatchVerdict>((sub) =>
+          verdicts$.subscribe({
+            next(v) {
+              if (!v || v.action === 'continue') {
+                if (v?.arguments) args = v.arguments;
+                return;
+              }
+              sub.next(v);
+              sub.complete();
+            },
+            error: (e: unknown) => sub.error(e),
+            complete: () => {
+              sub.next({ action: 'continue', arguments: args });
+              sub.complete();
+            },
+          }),
+        ),
+      concatMap((verdict) => {
+        const before = from(hookErrors.splice(0));
+        switch (verdict.action) {
+          case 'skip':
+            return concat(before, this.immediate(call, verdict.reason, true));
+          case 'stop':
+            this.o.onStop?.(verdict.reason);
+            this.skipText = `Skipped: ${verdict.reason}`;
+            return concat(before, this.immediate(call, this.skipText, true));
+          case 'inject':
+            this.o.onInject?.(verdict.messages);
+            return concat(before, this.dispatch(call, args));
+          default:
+            return concat(before, this.dispatch(call, verdict.arguments ?? args));
+        }
+      }),
+    );
+  }
+
+  /** Validation, the before-hook, Start, the run, End, the after-hook, the result message. */
+  private dispatch(call: ToolCall, args: Record<string, unknown>): Observable<AgentEvent> {
+    const tool = this.byName.get(call.name);
+    if (!tool) return this.immediate(call, `Tool not found: ${call.name}`, true);
+    let validArgs: unknown = args;
+    if (tool.validate) {
+      const checked = tool.validate(args);
+      if (!checked.ok) return this.immediate(call, `Invalid arguments for tool "${call.name}": ${checked.error}`, true);
+      validArgs = checked.value;
+    }
+    const hooks = this.o.hooks ?? {};
+    const events: AgentEvent[] = [];
+    const before = hooks.beforeToolExecution;
+    const gate$ = before
+      ? this.safe('beforeToolExecution', () => before(call.name, call.id, args), true, events)
+      : of(true as boolean | void);
+    return gate$.pipe(
+      concatMap((allowed) => {
+        const errors = from(events.splice(0));
+        if (allowed === false) return concat(errors, this.finish(call, { content: [{ type: 'text', text: TOOL_TEXTS.skippedByHook }] }, true, false));
+        return concat(errors, of(this.startEvent(call, args)), this.execute(tool, call, validArgs));
+      }),
+    );
+  }
+
+  private execute(tool: AnyTool, call: ToolCall, args: unknown): Observable<AgentEvent> {
+    const run$ = runTool(tool, args, {
+      toolCallId: call.id,
+      loopId: this.o.loopId,
+      scheduler: this.scheduler,
+      ...(this.o.signal ? { signal: this.o.signal } : {}),
+      ...(tool.timeoutMs ?? this.o.timeoutMs) !== undefined ? { timeoutMs: (tool.timeoutMs ?? this.o.timeoutMs)! } : {},
+      ...(this.interrupt$ ? { interrupt$: this.interrupt$ } : {}),
+    });
+    return run$.pipe(
+      concatMap((e) => {
+        if (e.kind === 'progress') {
+          return of<AgentEvent>({ type: 'ProgressMessage', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, text: e.text, timestamp: this.now() });
+        }
+        if (e.kind === 'update') return this.update(call, e.partial);
+        return this.finish(call, e.result, e.isError, true);
+      }),
+    );
+  }
+
+  private update(call: ToolCall, partial: ToolResult): Observable<AgentEvent> {
+    const hooks = this.o.hooks ?? {};
+    const text = partial.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
+    const event: AgentEvent = {
+      type: 'ToolExecutionUpdate', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, partialResult: partial, timestamp: this.now(),
+    };
+    if (!hooks.beforeToolExecutionUpdate && !hooks.afterToolExecutionUpdate) return of(event);
+    const sink: AgentEvent[] = [];
+    const before = hooks.beforeToolExecutionUpdate;
+    const after = hooks.afterToolExecutionUpdate;
+    const gate$ = before ? this.safe('beforeToolExecutionUpdate', () => before(call.name, call.id, text), true, sink) : of(true as boolean | void);
+    return gate$.pipe(
+      concatMap((allowed) => {
+        if (allowed === false) return from(sink.splice(0));
+        const afterHook$ = after ? this.safe('afterToolExecutionUpdate', () => after(call.name, call.id, text), undefined, sink) : EMPTY;
+        return concat(from(sink.splice(0)), of(event), afterHook$.pipe(concatMap(() => from(sink.splice(0)))));
+      }),
+    );
+  }
+
+  /** A call that never runs: Start (when `started`) and End with an error result. */
+  private immediate(call: ToolCall, text: string, withStart: boolean): Observable<AgentEvent> {
+    return concat(
+      withStart ? of(this.startEvent(call, call.arguments)) : EMPTY,
+      this.finish(call, { content: [{ type: 'text', text }] }, true, withStart),
+    );
+  }
+
+  private startEvent(call: ToolCall, args: Record<string, unknown>): AgentEvent {
+    return { type: 'ToolExecutionStart', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, args, timestamp: this.now() };
+  }
+
+  private finish(call: ToolCall, result: ToolResult, isError: boolean, _started: boolean): Observable<AgentEvent> {
+    const message: ToolResultMessage = {
+      role: 'toolResult',
+      toolCallId: call.id,
+      toolName: call.name,
+      content: result.content,
+      isError,
+      timestamp: this.now(),
+      ...(result.details === undefined ? {} : { details: result.details }),
+    };
+    const stage = this.o.toolResults ?? identity;
+    const after = this.o.hooks?.afterToolExecution;
+    return of(message).pipe(
+      stage,
+      concatMap((final) => {
+        const sink: AgentEvent[] = [];
+        const end: AgentEvent = {
+          type: 'ToolExecutionEnd',
+          loopId: this.o.loopId,
+          toolCallId: call.id,
+          toolName: call.name,
+          result: { ...result, content: final.content },
+          isError: final.isError,
+          ...(result.childLoopId ? { childLoopId: result.childLoopId } : {}),
+          timestamp: this.now(),
+        };
+        const afterHook$ = after ? this.safe('afterToolExecution', () => after(call.name, call.id, final.isError), undefined, sink) : EMPTY;
+        return concat(
+          of(end),
+          afterHook$.pipe(concatMap(() => from(sink.splice(0)))),
+          defer(() => from(sink.splice(0))),
+          defer(() => from(this.messageEvents(final))),
+        );
+      }),
+    );
+  }
+
+  private messageEvents(message: ToolResultMessage): AgentEvent[] {
+    return [
+      { type: 'MessageStart', loopId: this.o.loopId, message, timestamp: this.now() },
+      { type: 'MessageEnd', loopId: this.o.loopId, message, timestamp: this.now() },
+    ];
+  }
+
+  /** Calls a hook or policy; a throw is reported as a HookError event into `sink` and read as `fallback`. */
+  private safe<T>(hook: string, call: () => HookResult<T | void>, fallback: T, sink: AgentEvent[]): Observable<T> {
+    return callHookSafely(call, fallback, (e) =>
+      sink.push({ type: 'HookError', loopId: this.o.loopId, hook, message: errorMessage(e), timestamp: this.now() }),
+    );
+  }
+}
+
+export { TOOL_TEXTS };

@@ -1,0 +1,45 @@
+import { tap, type MonoTypeOperatorFunction } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+
+/** What `recordSession` feeds: a `SessionRecorder`, or anything else that takes events. */
+export interface AgentEventSink {
+  onEvent(event: AgentEvent): void;
+}
+
+export interface RecordSessionOptions {
+  /** Told when the sink throws; the event still goes through and the stream goes on. */
+  onError?: (error: unknown, event: AgentEvent) => void;
+}
+
+/**
+ * Records the agent event stream into a session recorder and passes every event through
+ * unchanged (the same objects, at the same time). Errors and completion pass through too. A
+ * recorder that throws never breaks the stream. It does not flush the recorder when the stream
+ * ends: call `recorder.flush()` (or `checkpoint()`) when you want the sessions closed.
+ *
+ * ```
+ * events:        --a--b--c--|
+ * recordSession(recorder)
+ * output:        --a--b--c--|      recorder.onEvent(a), (b), (c), each as it passes
+ * ```
+ *
+ * @example
+ * const recorder = new SessionRecorder();
+ * agentLoop(prompts, context, config)
+ *   .pipe(recordSession(recorder))
+ *   .subscribe({ complete: () => store.save(recorder.getSession(sessionId)!) });
+ */
+export function recordSession(recorder: AgentEventSink, options: RecordSessionOptions = {}): MonoTypeOperatorFunction<AgentEvent> {
+  const { onError } = options;
+  return tap((event) => {
+    try {
+      recorder.onEvent(event);
+    } catch (e) {
+      try {
+        onError?.(e, event);
+      } catch {
+        // The stream belongs to the agent; a failing observer of the recorder must not end it.
+      }
+    }
+  });
+}

@@ -1,0 +1,75 @@
+import { Observable, type OperatorFunction } from 'rxjs';
+import type { StreamEvent } from '../types/provider.js';
+import type { AgentEvent, StreamDelta } from '../types/events.js';
+import type { AssistantMessage } from '../types/message.js';
+
+export interface ToMessageEventsOptions {
+  loopId: string;
+  now(): number;
+  /** Receives the message so far whenever it changes owner (for error and abort recovery). */
+  onPartial?(partial: AssistantMessage): void;
+}
+
+/**
+ * Turns a provider stream into the assistant message's lifecycle events: one MessageStart,
+ * a MessageUpdate per delta, one MessageEnd with the final message. A stream that is retried
+ * (a second `start`) keeps the single lifecycle: the UI sees one message whose partial is
+ * replaced. Per delta it allocates only the event itself.
+ *
+ * ```
+ * source:  -s-t-t-d|     (s: start, t: textDelta, d: done)
+ * toMessageEvents({ loopId, now })
+ * output:  -S-U-U-E|     (S: MessageStart, U: MessageUpdate, E: MessageEnd)
+ * ```
+ *
+ * @example
+ * provider(request, {}).pipe(toMessageEvents({ loopId, now: () => Date.now() })).subscribe(render);
+ */
+export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent, AgentEvent> {
+  const { loopId, now, onPartial } = options;
+  return (source) =>
+    new Observable<AgentEvent>((subscriber) => {
+      let started = false;
+      const start = (partial: AssistantMessage): void => {
+        onPartial?.(partial);
+        if (started) return;
+        started = true;
+        subscriber.next({ type: 'MessageStart', loopId, message: partial, timestamp: now() });
+      };
+      const update = (message: AssistantMessage, delta: StreamDelta): void => {
+        subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
+      };
+      return source.subscribe({
+        next(e) {
+          switch (e.type) {
+            case 'start':
+              start(e.partial);
+              return;
+            case 'textDelta':
+              if (!started) start(e.partial);
+              update(e.partial, { type: 'text', contentIndex: e.contentIndex, delta: e.delta });
+              return;
+            case 'thinkingDelta':
+              if (!started) start(e.partial);
+              update(e.partial, { type: 'thinking', contentIndex: e.contentIndex, delta: e.delta });
+              return;
+            case 'toolCallStart':
+              if (!started) start(e.partial);
+              update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: '', id: e.id, name: e.name });
+              return;
+            case 'toolCallDelta':
+              if (!started) start(e.partial);
+              update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: e.delta });
+              return;
+            case 'done':
+              if (!started) start(e.message);
+              onPartial?.(e.message);
+              subscriber.next({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
+              return;
+          }
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      });
+    });
+}

@@ -1,0 +1,151 @@
+import type { AssistantMessage, StopReason } from '../../types/message.js';
+import type { StreamEvent } from '../../types/provider.js';
+import type { TextContent, ThinkingContent, ToolCall } from '../../types/content.js';
+import { Usage } from '../../types/usage.js';
+import { ProviderError } from '../../types/errors.js';
+
+/**
+ * Builds one streamed AssistantMessage and the StreamEvents that describe it. Every provider
+ * uses it, so that the partial message all delta events share is assembled one way only.
+ * Text is appended in place (O(1) per delta); tool-call argument JSON is buffered and parsed
+ * once, at `finish`.
+ */
+export class AssistantMessageBuilder {
+  readonly partial: AssistantMessage;
+  private readonly argBuffers = new Map<number, string>();
+  private readonly blockByKey = new Map<string, number>();
+
+  constructor(model: string, provider: string, timestamp: number) {
+    this.partial = {
+      role: 'assistant',
+      content: [],
+      stopReason: 'stop',
+      model,
+      provider,
+      usage: Usage.empty(),
+      timestamp,
+    };
+  }
+
+  start(): StreamEvent {
+    return { type: 'start', partial: this.partial };
+  }
+
+  /**
+   * Appends text. `key` names the provider's block (its index or item id) so that interleaved
+   * blocks stay apart; without a key the last text block is continued.
+   */
+  text(delta: string, key?: string | number): StreamEvent {
+    const index = this.blockIndex('text', key, () => ({ type: 'text', text: '' }));
+    (this.partial.content[index] as TextContent).text += delta;
+    return { type: 'textDelta', contentIndex: index, delta, partial: this.partial };
+  }
+
+  thinking(delta: string, key?: string | number): StreamEvent {
+    const index = this.blockIndex('thinking', key, () => ({ type: 'thinking', thinking: '' }));
+    (this.partial.content[index] as ThinkingContent).thinking += delta;
+    return { type: 'thinkingDelta', contentIndex: index, delta, partial: this.partial };
+  }
+
+  /** Sets (or extends, for providers that stream it) the signature of a thinking block. */
+  thinkingSignature(signature: string, key?: string | number, append = false): void {
+    const index = this.blockIndex('thinking', key, () => ({ type: 'thinking', thinking: '' }));
+    const block = this.partial.content[index] as ThinkingContent;
+    block.signature = append && block.signature ? block.signature + signature : signature;
+  }
+
+  /** Redacted (encrypted) thinking: no text, the payload rides in `signature`. */
+  redactedThinking(data: string, key?: string | number): StreamEvent {
+    const index = this.blockIndex('thinking', key, () => ({ type: 'thinking', thinking: '', redacted: true }));
+    const block = this.partial.content[index] as ThinkingContent;
+    block.redacted = true;
+    block.signature = data;
+    return { type: 'thinkingDelta', contentIndex: index, delta: '', partial: this.partial };
+  }
+
+  toolCallStart(id: string, name: string, key?: string | number): StreamEvent {
+    const index = this.blockIndex('toolCall', key ?? id, () => ({ type: 'toolCall', id, name, arguments: {} }));
+    const block = this.partial.content[index] as ToolCall;
+    if (id) block.id = id;
+    if (name) block.name = name;
+    this.argBuffers.set(index, this.argBuffers.get(index) ?? '');
+    return { type: 'toolCallStart', contentIndex: index, id: block.id, name: block.name, partial: this.partial };
+  }
+
+  toolCallDelta(delta: string, key?: string | number): StreamEvent {
+    const index = this.blockIndex('toolCall', key, () => ({ type: 'toolCall', id: '', name: '', arguments: {} }));
+    this.argBuffers.set(index, (this.argBuffers.get(index) ?? '') + delta);
+    return { type: 'toolCallDelta', contentIndex: index, delta, partial: this.partial };
+  }
+
+  /** A tool call that arrives whole (Gemini): start plus the full arguments. */
+  toolCallComplete(id: string, name: string, args: Record<string, unknown>, key?: string | number): StreamEvent[] {
+    const start = this.toolCallStart(id, name, key ?? id);
+    const index = (start as { contentIndex: number }).contentIndex;
+    const json = JSON.stringify(args);
+    this.argBuffers.set(index, json);
+    return [start, { type: 'toolCallDelta', contentIndex: index, delta: json, partial: this.partial }];
+  }
+
+  setUsage(usage: Partial<Usage>): void {
+    Object.assign(this.partial.usage, usage);
+    const u = this.partial.usage;
+    if (!usage.totalTokens) u.totalTokens = u.input + u.output + u.cacheRead + u.cacheWrite;
+  }
+
+  setModel(model: string): void {
+    if (model) this.partial.model = model;
+  }
+
+  hasToolCalls(): boolean {
+    return this.partial.content.some((c) => c.type === 'toolCall');
+  }
+
+  /**
+   * Completes the message: parses buffered tool arguments and sets the stop reason. Arguments
+   * that are not valid JSON fail the stream with a ProviderError naming the call, unless the
+   * message was cut short (`length`), where the truncation guard deals with them.
+   */
+  finish(stopReason: StopReason, errorMessage?: string): StreamEvent {
+    for (const [index, json] of this.argBuffers) {
+      const block = this.partial.content[index] as ToolCall;
+      if (json.trim() === '') {
+        block.arguments = {};
+        continue;
+      }
+      try {
+        const parsed: unknown = JSON.parse(json);
+        block.arguments = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+          ? (parsed as Record<string, unknown>)
+          : { value: parsed };
+      } catch (e) {
+        if (stopReason === 'length') {
+          block.arguments = {};
+          continue;
+        }
+        throw ProviderError.other(
+          `Malformed tool-call arguments for "${block.name}" (${block.id}): ${(e as Error).message}; received: ${json.slice(0, 200)}`,
+          { provider: this.partial.provider },
+        );
+      }
+    }
+    this.argBuffers.clear();
+    this.partial.stopReason = stopReason;
+    if (errorMessage !== undefined) this.partial.errorMessage = errorMessage;
+    return { type: 'done', message: this.partial };
+  }
+
+  private blockIndex(kind: string, key: string | number | undefined, create: () => TextContent | ThinkingContent | ToolCall): number {
+    if (key !== undefined) {
+      const k = `${kind}:${key}`;
+      const existing = this.blockByKey.get(k);
+      if (existing !== undefined) return existing;
+      const index = this.partial.content.push(create()) - 1;
+      this.blockByKey.set(k, index);
+      return index;
+    }
+    const last = this.partial.content.length - 1;
+    if (last >= 0 && this.partial.content[last]!.type === kind) return last;
+    return this.partial.content.push(create()) - 1;
+  }
+}

@@ -1,0 +1,2 @@
+export * from './scripted-provider.js';
+export * from './marbles.js';

@@ -1,0 +1,66 @@
+import { deepStrictEqual } from 'node:assert';
+import { map, type OperatorFunction } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import type { AgentEvent, AgentEventType } from '../types/events.js';
+
+/** One letter per event type, for compact marble diagrams of whole runs. */
+export const EVENT_LETTERS: Readonly<Record<AgentEventType, string>> = {
+  AgentStart: 'A',
+  AgentEnd: 'Z',
+  TurnStart: 'T',
+  TurnEnd: 't',
+  MessageStart: 'M',
+  MessageUpdate: 'u',
+  MessageEnd: 'm',
+  ToolExecutionStart: 'X',
+  ToolExecutionUpdate: 'p',
+  ToolExecutionEnd: 'x',
+  ProgressMessage: 'g',
+  InputRejected: 'R',
+  ParallelLoopStart: 'P',
+  ParallelLoopEnd: 'Q',
+  CompactionStart: 'C',
+  CompactionEnd: 'c',
+  RetryScheduled: 'r',
+  HookError: 'H',
+};
+
+/** Maps events to their letters, so `expectObservable(run$.pipe(eventLetters())).toBe('(ATMm...)')` reads as a diagram. */
+export function eventLetters(): OperatorFunction<AgentEvent, string> {
+  return map((e) => EVENT_LETTERS[e.type]);
+}
+
+/** Maps events to `Type` or `Type:detail` strings, for readable sequence assertions. */
+export function eventTrace(): OperatorFunction<AgentEvent, string> {
+  return map(describeEvent);
+}
+
+export function describeEvent(e: AgentEvent): string {
+  switch (e.type) {
+    case 'MessageStart':
+    case 'MessageEnd':
+      return `${e.type}:${e.message.role}`;
+    case 'ToolExecutionStart':
+    case 'ToolExecutionEnd':
+    case 'ToolExecutionUpdate':
+      return `${e.type}:${e.toolName}`;
+    case 'TurnStart':
+      return `TurnStart:${e.turnIndex}`;
+    case 'AgentEnd':
+      return `AgentEnd:${e.stopReason}`;
+    default:
+      return e.type;
+  }
+}
+
+/**
+ * A TestScheduler that compares with node's deepStrictEqual: works under any test framework.
+ *
+ * @example
+ * agentTestScheduler().run(({ expectObservable }) => {
+ *   expectObservable(agentLoop(prompts, ctx, { model, provider, scheduler: ??? }).pipe(eventLetters())).toBe('(ATMmMuumtZ|)');
+ * });
+ */
+export function agentTestScheduler(): TestScheduler {
+  return new TestScheduler((actual, expected) => deepStrictEqual(actual, expected));
+}
