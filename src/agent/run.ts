@@ -67,6 +67,7 @@ export class Run {
   private messageStarted = false;
   private toolResults: ToolResultMessage[] = [];
   private lastStopReason: StopReason = 'stop';
+  private polledThisTurn = false;
 
   constructor(
     context: AgentContext,
@@ -218,6 +219,7 @@ export class Run {
   // ---- one turn -----------------------------------------------------------------------------
 
   private turn$(): Observable<AgentEvent> {
+    this.polledThisTurn = false;
     return concat(
       this.pollSteering$(), // checkpoint 6: loop re-entry
       this.beforeTurn$(),
@@ -241,7 +243,7 @@ export class Run {
     this.toolResults = [];
     return concat(
       of<AgentEvent>({ type: 'TurnStart', loopId: this.loopId, turnIndex, timestamp: this.now(), triggeredBy: this.triggerFor(turnIndex) }),
-      this.pollSteering$(), // checkpoint 1: after before_turn, before the model call
+      defer(() => (this.polledThisTurn ? EMPTY : this.pollSteering$())), // checkpoint 1: after before_turn, before the model call
       defer(() => this.append$(this.pending.splice(0), turnIndex)),
       this.prepare$(turnIndex),
       this.stream$(turnIndex),
@@ -600,6 +602,8 @@ export class Run {
     return defer(() => {
       if (this.ended) return EMPTY;
       const taken = [...this.steeringBuffer.splice(0), ...takeQueued(this.config.steering)];
+      // One poll per turn start: a OneAtATime queue hands over one message per turn.
+      if (taken.length > 0) this.polledThisTurn = true;
       return this.admit$(taken, 'steering');
     });
   }

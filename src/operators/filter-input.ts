@@ -1,4 +1,4 @@
-import { concatMap, from, map, type Observable, type OperatorFunction, reduce } from 'rxjs';
+import { catchError, concatMap, from, map, type Observable, type OperatorFunction, of, reduce } from 'rxjs';
 import type { AgentMessage } from '../types/message.js';
 import type { InputFilter, InputVerdict } from '../types/hooks.js';
 import { errorMessage } from '../types/errors.js';
@@ -63,13 +63,18 @@ function filterMessage(message: AgentMessage, filters: readonly InputFilter[]): 
 }
 
 function safeVerdict(filter: InputFilter, message: AgentMessage): Observable<InputVerdict> {
+  const failed = (e: unknown): InputVerdict => ({ action: 'reject', reason: `Input filter failed: ${errorMessage(e)}` });
   let result;
   try {
     result = filter(message);
   } catch (e) {
-    return from([{ action: 'reject' as const, reason: `Input filter failed: ${errorMessage(e)}` }]);
+    return of(failed(e));
   }
-  return fromHookResult(result).pipe(map((v) => v ?? { action: 'pass' as const }));
+  // An async filter fails by rejecting its Promise or erroring its Observable: that is a throw too.
+  return fromHookResult(result).pipe(
+    map((v) => v ?? { action: 'pass' as const }),
+    catchError((e: unknown) => of(failed(e))),
+  );
 }
 
 function withWarnings(message: AgentMessage, warnings: string[]): AgentMessage {

@@ -1,4 +1,4 @@
-import { defaultIfEmpty, from, isObservable, Observable, of, take } from 'rxjs';
+import { defaultIfEmpty, defer, from, isObservable, Observable, of, take } from 'rxjs';
 import type { HookResult } from '../types/hooks.js';
 
 function isThenable<T>(v: unknown): v is PromiseLike<T> {
@@ -23,6 +23,11 @@ export function isSyncResult<T>(result: HookResult<T>): result is T {
  * An answer of `undefined` also reads as `fallback`.
  */
 export function callHookSafely<T>(call: () => HookResult<T | void>, fallback: T, onError: (e: unknown) => void): Observable<T> {
+  // Lazy: the hook runs when its stage is reached, not when the pipeline is assembled.
+  return defer(() => invokeHook(call, fallback, onError));
+}
+
+function invokeHook<T>(call: () => HookResult<T | void>, fallback: T, onError: (e: unknown) => void): Observable<T> {
   let result: HookResult<T | void>;
   try {
     result = call();

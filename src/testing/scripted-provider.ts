@@ -172,6 +172,11 @@ function play(
       subscriber.error(e);
       return false;
     }
+    if (i === steps.length - 1) {
+      // The final `done` ends the stream at once, not one chunk gap later.
+      subscriber.complete();
+      return false;
+    }
     return true;
   };
   if (!turn.delay && !turn.chunkDelay) {

@@ -1,6 +1,9 @@
 import type { ApiProtocol, ModelConfig, Provider } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
 import { throwError } from 'rxjs';
+import { anthropicProvider } from './anthropic.js';
+import { openAiCompletionsProvider } from './openai-completions.js';
+import { azureOpenAiProvider } from './azure-openai.js';
 
 /**
  * Dispatches a model to the Provider for its wire protocol. `agentLoop` uses the default
@@ -36,8 +39,22 @@ export class ProviderRegistry {
 
 let defaultRegistry: ProviderRegistry | undefined;
 
-/** The process-wide registry with every built-in protocol registered. */
+/** Registers the built-in HTTP protocols of part A: Anthropic, Chat Completions, Azure OpenAI. */
+export function registerBuiltinProvidersA(registry: ProviderRegistry): ProviderRegistry {
+  return registry
+    .register('anthropic-messages', anthropicProvider)
+    .register('openai-completions', openAiCompletionsProvider)
+    .register('azure-openai', azureOpenAiProvider);
+}
+
+/**
+ * The process-wide registry with every built-in protocol registered. Providers are cheap
+ * closures; heavy dependencies (the AWS codecs) are imported only when a Bedrock stream starts.
+ */
 export function defaultProviderRegistry(): ProviderRegistry {
-  defaultRegistry ??= new ProviderRegistry();
+  if (defaultRegistry === undefined) {
+    defaultRegistry = registerBuiltinProvidersA(new ProviderRegistry());
+    // TODO(providers-b): registerBuiltinProvidersB(defaultRegistry) once src/sources/providers/builtin-b.ts exists.
+  }
   return defaultRegistry;
 }

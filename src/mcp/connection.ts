@@ -1,0 +1,495 @@
+import { BehaviorSubject, Observable, Subject, catchError, defer, map, merge, of, takeWhile, throwError, timer } from 'rxjs';
+import type { SchedulerLike } from 'rxjs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Implementation, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import { ToolError, errorMessage } from '../types/errors.js';
+import { isFinalToolResult, toolProgress } from '../types/tool.js';
+import type { JsonSchema, Tool, ToolContext, ToolEmission, ToolResult } from '../types/tool.js';
+import { toToolResult } from './content.js';
+import type { McpCallResult } from './content.js';
+import { McpConnectionError } from './errors.js';
+import { ProgressRouter } from './progress-router.js';
+import { StdioProcessTransport, describeExit } from './stdio-transport.js';
+import { mcpToolName, uniqueName } from './tool-name.js';
+
+/** Per-request limit of the spec's McpClient (30 s). */
+export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+
+/** `tools/list` pages followed before giving up on a server that never stops paging. */
+const MAX_TOOL_PAGES = 1000;
+
+/** The SDK's own request timer is left idle (2^31-1 ms) so that our scheduler-driven one decides. */
+const SDK_TIMEOUT_DISABLED = 2_147_483_647;
+
+const CLIENT_INFO: Implementation = { name: 'phi-rx', version: '0.1.0' };
+
+export type McpConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'closed';
+
+/** The wire the current session uses. */
+export type McpTransportKind = 'stdio' | 'streamableHttp' | 'sse';
+
+/** A `notifications/message` log line from the server. */
+export interface McpLogMessage {
+  server: string;
+  level: string;
+  logger?: string;
+  data: unknown;
+}
+
+export interface McpConnectOptions {
+  /** Name used in tool errors and logs. Default: the server's own name from `initialize`. */
+  name?: string;
+  /** Limit for connecting, listing tools and each tool call, ms. Default 30 000. */
+  timeoutMs?: number;
+  /** Receives every log notification (also on `logs$`). */
+  onLog?: (message: McpLogMessage) => void;
+  /** Sent as `clientInfo` in `initialize`. Default `{ name: 'phi-rx', version }`. */
+  clientInfo?: Implementation;
+  /** Time source of connection-level waits (process shutdown grace). Tool calls use the loop's scheduler. */
+  scheduler?: SchedulerLike;
+}
+
+export interface McpStdioParams extends McpConnectOptions {
+  command: string;
+  args?: readonly string[];
+  /**
+   * Environment for the server, added to the SDK's safe defaults (HOME, LOGNAME, PATH, SHELL, TERM,
+   * USER). The rest of this process's environment (API keys...) is NOT passed on.
+   */
+  env?: Readonly<Record<string, string>>;
+  cwd?: string;
+  /** Each stderr line of the server. By default stderr is captured (its tail appears in errors), not printed. */
+  onStderr?: (line: string) => void;
+}
+
+export interface McpHttpParams extends McpConnectOptions {
+  url: string | URL;
+  /** Sent with every request (e.g. `Authorization`). */
+  headers?: Readonly<Record<string, string>>;
+  /** `auto` (default) tries Streamable HTTP and falls back to the legacy HTTP+SSE transport on a 4xx. */
+  transport?: 'auto' | 'streamableHttp' | 'sse';
+}
+
+export interface McpToolsOptions {
+  /** Tool names become `{prefix}__{name}`, to keep several servers apart. */
+  prefix?: string;
+  /** Per-call limit for these tools, ms. Default: the connection's `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+/** The metadata of one server tool, as `tools/list` gave it. */
+export type McpToolInfo = McpTool;
+
+/**
+ * A live connection to one MCP server. Tools made by {@link McpConnection.tools} stay valid across
+ * {@link McpConnection.reconnect}: each call goes to whatever session is current.
+ */
+export interface McpConnection extends AsyncDisposable {
+  readonly name: string;
+  readonly status: McpConnectionStatus;
+  /** Why the server is not connected (e.g. "exited with code 3"), when it is not. */
+  readonly disconnectReason: string | undefined;
+  readonly status$: Observable<McpConnectionStatus>;
+  readonly logs$: Observable<McpLogMessage>;
+  readonly serverInfo: Implementation | undefined;
+  /** The transport of the current (or last) session. */
+  readonly transport: McpTransportKind | undefined;
+  /** Server tools as phi-rx Tools (every page of `tools/list`). */
+  tools(options?: McpToolsOptions): Promise<Tool[]>;
+  /** Server tool metadata (every page of `tools/list`). */
+  listTools(): Promise<McpToolInfo[]>;
+  /** Drops the current session (killing a stdio server) and connects again. Refused after `close()`. */
+  reconnect(): Promise<void>;
+  /** Ends the session for good; a stdio server's process is closed (stdin, then SIGTERM, then SIGKILL). Idempotent. */
+  close(): Promise<void>;
+}
+
+/**
+ * Spawns an MCP server and connects to it over stdio.
+ *
+ * @example
+ * const everything = await connectMcpStdio({
+ *   command: 'npx',
+ *   args: ['-y', '@modelcontextprotocol/server-everything'],
+ *   env: { LOG_LEVEL: 'info' },
+ * });
+ * const tools = await everything.tools({ prefix: 'everything' });
+ * // ...
+ * await everything.close();
+ */
+export async function connectMcpStdio(params: McpStdioParams): Promise<McpConnection> {
+  const fallbackName = params.name ?? params.command;
+  const open: Opener = async () => {
+    const transport = new StdioProcessTransport({
+      command: params.command,
+      args: params.args ?? [],
+      env: params.env ?? {},
+      cwd: params.cwd,
+      onStderr: params.onStderr,
+      scheduler: params.scheduler,
+    });
+    const describe = (): string => {
+      const why = transport.exit ? describeExit(transport.exit) : 'connection closed';
+      const stderr = transport.stderr;
+      return stderr ? `${why}; stderr: ${lastChars(stderr, 500)}` : why;
+    };
+    const client = newClient(params);
+    const progress = new ProgressRouter();
+    progress.attach(transport);
+    try {
+      await client.connect(transport, { timeout: params.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS });
+    } catch (error) {
+      await transport.close().catch(() => undefined);
+      throw new McpConnectionError(
+        fallbackName,
+        `Could not start MCP server ${fallbackName} (${[params.command, ...(params.args ?? [])].join(' ')}): ${errorMessage(error)}${transport.exit ? ` (${describe()})` : ''}`,
+        { cause: error },
+      );
+    }
+    return { client, progress, kind: 'stdio', describeDisconnect: describe };
+  };
+  return McpConnectionImpl.open(params, fallbackName, open);
+}
+
+/**
+ * Connects to an MCP server over Streamable HTTP, falling back to the legacy HTTP+SSE transport
+ * when the server answers the Streamable HTTP handshake with a 4xx.
+ *
+ * @example
+ * const remote = await connectMcpHttp({ url: 'http://127.0.0.1:3001/mcp', headers: { Authorization: `Bearer ${token}` } });
+ * const tools = await remote.tools();
+ */
+export async function connectMcpHttp(params: McpHttpParams): Promise<McpConnection> {
+  const url = new URL(params.url);
+  const fallbackName = params.name ?? url.host;
+  const requestInit: RequestInit = { headers: { ...params.headers } };
+  const timeout = params.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+  const mode = params.transport ?? 'auto';
+  const fail = (how: string, error: unknown) =>
+    new McpConnectionError(fallbackName, `Could not connect to MCP server ${fallbackName} at ${url.origin}${url.pathname} over ${how}: ${errorMessage(error)}`, { cause: error });
+
+  const open: Opener = async () => {
+    const describe = () => 'connection closed';
+    if (mode !== 'sse') {
+      const client = newClient(params);
+      const progress = new ProgressRouter();
+      const transport = new StreamableHTTPClientTransport(url, { requestInit });
+      progress.attach(transport);
+      try {
+        await client.connect(transport, { timeout });
+        return { client, progress, kind: 'streamableHttp', describeDisconnect: describe };
+      } catch (error) {
+        await client.close().catch(() => undefined);
+        if (mode === 'streamableHttp' || !isClientError(error)) throw fail('Streamable HTTP', error);
+      }
+    }
+    const client = newClient(params);
+    const progress = new ProgressRouter();
+    const transport = new SSEClientTransport(url, { requestInit });
+    progress.attach(transport);
+    try {
+      await client.connect(transport, { timeout });
+    } catch (error) {
+      await client.close().catch(() => undefined);
+      throw fail(mode === 'sse' ? 'SSE' : 'Streamable HTTP (4xx) nor SSE', error);
+    }
+    return { client, progress, kind: 'sse', describeDisconnect: describe };
+  };
+  return McpConnectionImpl.open(params, fallbackName, open);
+}
+
+/** A 4xx to the Streamable HTTP `initialize` POST means "not this protocol", the signal to try SSE. */
+function isClientError(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500;
+}
+
+function newClient(options: McpConnectOptions): Client {
+  return new Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} });
+}
+
+interface Session {
+  client: Client;
+  progress: ProgressRouter;
+  kind: McpTransportKind;
+  /** Why this session ended, for error results ("exited with code 3; stderr: ..."). */
+  describeDisconnect(): string;
+}
+
+type Opener = () => Promise<Session>;
+
+class McpConnectionImpl implements McpConnection {
+  private session: Session | undefined;
+  private reason: string | undefined;
+  private readonly statusSubject = new BehaviorSubject<McpConnectionStatus>('connecting');
+  private readonly logSubject = new Subject<McpLogMessage>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private lastKind: McpTransportKind | undefined;
+  private readonly givenName: string | undefined;
+  /** Kept after the session ends, so error results still name the server. */
+  private serverName: string | undefined;
+  readonly status$ = this.statusSubject.asObservable();
+  readonly logs$ = this.logSubject.asObservable();
+
+  private constructor(
+    private readonly options: McpConnectOptions,
+    private readonly fallbackName: string,
+    private readonly opener: Opener,
+  ) {
+    this.givenName = options.name;
+  }
+
+  static async open(options: McpConnectOptions, fallbackName: string, opener: Opener): Promise<McpConnection> {
+    const connection = new McpConnectionImpl(options, fallbackName, opener);
+    await connection.connect();
+    return connection;
+  }
+
+  get name(): string {
+    return this.givenName ?? this.serverName ?? this.fallbackName;
+  }
+
+  get status(): McpConnectionStatus {
+    return this.statusSubject.value;
+  }
+
+  get disconnectReason(): string | undefined {
+    return this.status === 'connected' ? undefined : this.reason;
+  }
+
+  get serverInfo(): Implementation | undefined {
+    return this.session?.client.getServerVersion();
+  }
+
+  get transport(): McpTransportKind | undefined {
+    return this.lastKind;
+  }
+
+  async listTools(): Promise<McpToolInfo[]> {
+    const client = this.requireClient();
+    const tools: McpToolInfo[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+      const result = await client
+        .listTools(cursor === undefined ? {} : { cursor }, { timeout: this.timeoutMs })
+        .catch((error: unknown) => {
+          throw new McpConnectionError(this.name, `MCP server ${this.name}: tools/list failed: ${errorMessage(error)}`, { cause: error });
+        });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      // A repeated cursor would page forever; stop at the first repeat.
+      if (cursor === undefined || seen.has(cursor)) return tools;
+      seen.add(cursor);
+    }
+    return tools;
+  }
+
+  async tools(options: McpToolsOptions = {}): Promise<Tool[]> {
+    const infos = await this.listTools();
+    const taken = new Set<string>();
+    return infos.map((info) => {
+      const name = uniqueName(mcpToolName(info.name, options.prefix), taken);
+      taken.add(name);
+      return this.toTool(info, name, options.timeoutMs ?? this.timeoutMs);
+    });
+  }
+
+  reconnect(): Promise<void> {
+    return this.serially(async () => {
+      if (this.status === 'closed') throw new McpConnectionError(this.name, `MCP server ${this.name} is closed; connect again instead`);
+      await this.dropSession();
+      await this.connectNow();
+    });
+  }
+
+  close(): Promise<void> {
+    return this.serially(async () => {
+      if (this.status === 'closed') return;
+      await this.dropSession();
+      this.reason = 'closed by the application';
+      this.setStatus('closed');
+      this.statusSubject.complete();
+      this.logSubject.complete();
+    });
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  private get timeoutMs(): number {
+    return this.options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
+  }
+
+  private connect(): Promise<void> {
+    return this.serially(() => this.connectNow());
+  }
+
+  private async connectNow(): Promise<void> {
+    this.setStatus('connecting');
+    let session: Session;
+    try {
+      session = await this.opener();
+    } catch (error) {
+      this.reason = errorMessage(error);
+      this.setStatus('disconnected');
+      throw error;
+    }
+    this.session = session;
+    this.lastKind = session.kind;
+    this.serverName = session.client.getServerVersion()?.name ?? this.serverName;
+    this.reason = undefined;
+    session.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      const { level, logger, data } = notification.params;
+      const message: McpLogMessage = { server: this.name, level, data, ...(logger === undefined ? {} : { logger }) };
+      this.options.onLog?.(message);
+      this.logSubject.next(message);
+    });
+    // The SDK calls onclose before it fails the pending requests, so those see 'disconnected'.
+    session.client.onclose = () => {
+      if (this.session !== session) return;
+      this.session = undefined;
+      this.reason = session.describeDisconnect();
+      this.setStatus('disconnected');
+    };
+    this.setStatus('connected');
+  }
+
+  private async dropSession(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    if (session) await session.client.close().catch(() => undefined);
+  }
+
+  private serially<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work, work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private setStatus(status: McpConnectionStatus): void {
+    if (this.statusSubject.value !== status) this.statusSubject.next(status);
+  }
+
+  private requireClient(): Client {
+    if (this.session && this.status === 'connected') return this.session.client;
+    throw new McpConnectionError(this.name, this.notConnectedMessage());
+  }
+
+  private notConnectedMessage(): string {
+    if (this.status === 'closed') return `MCP server ${this.name} is closed`;
+    if (this.status === 'connecting') return `MCP server ${this.name} is still connecting`;
+    return `MCP server ${this.name} is not connected (${this.reason ?? 'connection closed'}); call reconnect()`;
+  }
+
+  private toTool(info: McpToolInfo, name: string, timeoutMs: number): Tool {
+    return {
+      name,
+      label: info.title ?? info.annotations?.title ?? info.name,
+      description: info.description ?? '',
+      parameters: toolParameters(info.inputSchema),
+      validate: (args: unknown) =>
+        args === undefined || args === null
+          ? { ok: true, value: {} }
+          : typeof args === 'object' && !Array.isArray(args)
+            ? { ok: true, value: args as Record<string, unknown> }
+            : { ok: false, error: 'arguments must be a JSON object' },
+      execute: (args, ctx) => this.call(info.name, args, ctx, timeoutMs),
+    };
+  }
+
+  /**
+   * One `tools/call`, as updates then one result. Whichever ends first wins: the server's answer or
+   * the deadline. Unsubscribing before the answer (deadline, abort, teardown) cancels the request
+   * on the server (`notifications/cancelled`).
+   *
+   * ```
+   * server:   ---p---p-------r|
+   * deadline: ------------------------T|
+   * result:   ---p---p-------r|
+   * ```
+   */
+  private call(toolName: string, args: Record<string, unknown>, ctx: ToolContext, timeoutMs: number): Observable<ToolEmission> {
+    return defer(() => {
+      const session = this.session;
+      if (!session || this.status !== 'connected') return of(errorResult(this.notConnectedMessage()));
+      const deadline$ = timer(timeoutMs, ctx.scheduler).pipe(
+        map(() =>
+          errorResult(`MCP tool ${toolName} on server ${this.name} timed out after ${timeoutMs} ms; the call was cancelled on the server`, {
+            timedOut: true,
+          }),
+        ),
+      );
+      return merge(requestTool(session, toolName, args, ctx.signal), deadline$).pipe(
+        takeWhile((emission) => !isFinalToolResult(emission), true),
+        catchError((error: unknown) => this.failure(toolName, error, ctx.signal)),
+      );
+    });
+  }
+
+  private failure(toolName: string, error: unknown, signal: AbortSignal): Observable<ToolResult> {
+    if (signal.aborted) return throwError(() => new ToolError('cancelled', `MCP tool ${toolName} on server ${this.name} was cancelled`, { cause: error }));
+    if (this.status !== 'connected' || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
+      return of(errorResult(this.notConnectedMessage()));
+    }
+    return of(errorResult(`MCP server ${this.name} failed to run ${toolName}: ${errorMessage(error)}`));
+  }
+}
+
+/** `tools/call` as an Observable: progress notifications as they arrive, then the result. */
+function requestTool(session: Session, name: string, args: Record<string, unknown>, signal: AbortSignal): Observable<ToolEmission> {
+  return new Observable<ToolEmission>((subscriber) => {
+    const controller = new AbortController();
+    const progress = session.progress.register((p) => subscriber.next(toolProgress(describeProgress(p))));
+    let settled = false;
+    const forwardAbort = () => controller.abort(signal.reason);
+    if (signal.aborted) forwardAbort();
+    else signal.addEventListener('abort', forwardAbort, { once: true });
+    session.client
+      .callTool({ name, arguments: args, _meta: { progressToken: progress.token } }, undefined, {
+        signal: controller.signal,
+        timeout: SDK_TIMEOUT_DISABLED,
+      })
+      .then(
+        (result) => {
+          settled = true;
+          subscriber.next(toToolResult(result as McpCallResult));
+          subscriber.complete();
+        },
+        (error: unknown) => {
+          settled = true;
+          subscriber.error(error);
+        },
+      );
+    return () => {
+      progress.unregister();
+      signal.removeEventListener('abort', forwardAbort);
+      // Only an unfinished request is cancelled; the SDK would otherwise notify the server about a finished one.
+      if (!settled) controller.abort(new Error('tool call no longer awaited'));
+    };
+  });
+}
+
+function describeProgress(progress: Progress): string {
+  const amount = progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`;
+  return progress.message ? `${progress.message} (${amount})` : `progress ${amount}`;
+}
+
+function errorResult(text: string, details?: Record<string, unknown>): ToolResult {
+  const result: ToolResult = { content: [{ type: 'text', text }], isError: true };
+  if (details) result.details = details;
+  return result;
+}
+
+/** The server's input schema minus `$schema`, which some providers reject. */
+function toolParameters(schema: McpToolInfo['inputSchema']): JsonSchema {
+  const { $schema: _dropped, ...rest } = schema as JsonSchema;
+  return { ...rest, type: 'object' };
+}
+
+function lastChars(text: string, n: number): string {
+  return text.length <= n ? text : `...${text.slice(-n)}`;
+}

@@ -1,0 +1,24 @@
+/**
+ * MCP servers as phi-rx tools, through the official SDK (`phi-rx/mcp`).
+ *
+ * @example
+ * import { connectMcpStdio } from 'phi-rx/mcp';
+ * const server = await connectMcpStdio({ command: 'my-mcp-server', env: { TOKEN: process.env.TOKEN! } });
+ * const tools = await server.tools({ prefix: 'mine' });
+ */
+export { connectMcpStdio, connectMcpHttp, DEFAULT_MCP_TIMEOUT_MS } from './connection.js';
+export type {
+  McpConnection,
+  McpConnectionStatus,
+  McpConnectOptions,
+  McpHttpParams,
+  McpLogMessage,
+  McpStdioParams,
+  McpToolInfo,
+  McpToolsOptions,
+  McpTransportKind,
+} from './connection.js';
+export { McpConnectionError } from './errors.js';
+export { toToolResult as mcpResultToToolResult } from './content.js';
+export type { McpCallResult } from './content.js';
+export { mcpToolName } from './tool-name.js';

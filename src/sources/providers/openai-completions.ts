@@ -1,0 +1,397 @@
+import type { Observable } from 'rxjs';
+import type { ThinkingLevel } from '../../types/config.js';
+import type { ImageContent, TextContent } from '../../types/content.js';
+import type { AssistantMessage, Message, StopReason } from '../../types/message.js';
+import type { ModelConfig, OpenAiCompat, Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
+import { joinUrl } from '../http/request.js';
+import { classifyStreamError, errorTypeOf, providerMessageOf } from '../http/errors.js';
+import { SSE_INVALID_LINE, parseSseJson, streamEndedEarly } from '../http/sse.js';
+import type { SseEvent } from '../http/sse.js';
+import type { AssistantMessageBuilder } from './message-builder.js';
+import {
+  failFast,
+  fromOtherProvider,
+  maxTokensOf,
+  missingKeyError,
+  repairToolPairs,
+  resolveApiKey,
+  sseProviderStream,
+  thinkingAsText,
+  toolResultText,
+  withModelHeaders,
+} from './provider-kit.js';
+import type { ProviderHttpOptions, SseReader } from './provider-kit.js';
+import { OPENAI_COMPATIBLE_PRESETS } from './models.js';
+
+/**
+ * OpenAI Chat Completions and the many backends that copy it (spec 000 §5):
+ * `POST {baseUrl}/chat/completions` with `stream: true`. The model's `compat` flags say how a
+ * backend differs (max-tokens field, developer role, reasoning_effort, where reasoning arrives).
+ */
+
+/** Default base URL of OpenAI's API; the endpoint is `{baseUrl}/chat/completions`. */
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** What OpenAI itself accepts; backends without `compat` get {@link GENERIC_COMPAT}. */
+export const OPENAI_COMPAT: OpenAiCompat = {
+  maxTokensField: 'max_completion_tokens',
+  supportsDeveloperRole: true,
+  supportsReasoningEffort: true,
+  reasoningField: 'reasoning_content',
+  supportsUsageInStreaming: true,
+  supportsStore: true,
+};
+
+/** The conservative flags that most OpenAI-compatible servers accept. */
+export const GENERIC_COMPAT: OpenAiCompat = {
+  maxTokensField: 'max_tokens',
+  supportsDeveloperRole: false,
+  supportsReasoningEffort: false,
+  reasoningField: 'reasoning_content',
+  supportsUsageInStreaming: true,
+};
+
+/** The compat flags in force for a model. */
+export function compatOf(model: ModelConfig): OpenAiCompat {
+  return model.compat ?? (model.provider === 'openai' ? OPENAI_COMPAT : GENERIC_COMPAT);
+}
+
+/** Spec 000 §5: `reasoning_effort` is low | medium | high; `minimal` is sent as low. */
+export function reasoningEffortOf(level: ThinkingLevel): 'low' | 'medium' | 'high' | undefined {
+  if (level === 'off') return undefined;
+  return level === 'minimal' ? 'low' : level;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request
+
+type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+
+export type ChatMessage =
+  | { role: 'system' | 'developer'; content: string }
+  | { role: 'user'; content: string | ChatContentPart[] }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }>;
+      reasoning_details?: Array<Record<string, unknown>>;
+    }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/** The JSON body sent to `/chat/completions`. */
+export interface ChatCompletionsBody {
+  model: string;
+  messages: ChatMessage[];
+  stream: true;
+  stream_options?: { include_usage: true };
+  tools?: Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }>;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  reasoning_effort?: 'low' | 'medium' | 'high';
+  reasoning?: { effort: 'low' | 'medium' | 'high' };
+  temperature?: number;
+  store?: boolean;
+}
+
+/**
+ * Builds the Chat Completions body: the system prompt as the first message (`developer` role
+ * when the backend supports it), images as data URLs, tool calls with JSON-string arguments,
+ * tool results as `tool` messages (their images follow in a user message, which `tool` messages
+ * cannot carry), and thinking from other providers as plain text. This API has no field for
+ * echoing a model's own reasoning, so same-provider thinking is dropped, except OpenRouter's
+ * signed `reasoning_details`, which it accepts back.
+ */
+export function buildChatCompletionsRequest(request: StreamRequest): ChatCompletionsBody {
+  const { model } = request;
+  const compat = compatOf(model);
+  const messages: ChatMessage[] = [];
+  if (request.systemPrompt) {
+    messages.push({ role: compat.supportsDeveloperRole ? 'developer' : 'system', content: request.systemPrompt });
+  }
+  messages.push(...convertMessages(request.messages, model));
+
+  const body: ChatCompletionsBody = { model: model.id, messages, stream: true };
+  if (compat.supportsUsageInStreaming) body.stream_options = { include_usage: true };
+  if (request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }));
+  }
+  const maxTokens = maxTokensOf(request);
+  if (maxTokens !== undefined) body[compat.maxTokensField] = maxTokens;
+  const effort = model.reasoning === false ? undefined : reasoningEffortOf(request.thinkingLevel);
+  if (effort !== undefined) {
+    // OpenRouter takes its own `reasoning` object and normalises it for every upstream model.
+    if (model.provider === 'openrouter') body.reasoning = { effort };
+    else if (compat.supportsReasoningEffort) body.reasoning_effort = effort;
+  }
+  if (request.temperature !== undefined) body.temperature = request.temperature;
+  if (compat.supportsStore) body.store = false;
+  return body;
+}
+
+/** Mistral accepts only 9-character alphanumeric tool-call ids. */
+export function mistralToolId(id: string): string {
+  if (/^[a-zA-Z0-9]{9}$/.test(id)) return id;
+  let hash = 2166136261;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619) >>> 0;
+  return hash.toString(36).padStart(9, '0').slice(-9);
+}
+
+function convertMessages(messages: readonly Message[], model: ModelConfig): ChatMessage[] {
+  const toolId = model.provider === 'mistral' ? mistralToolId : (id: string) => id;
+  const out: ChatMessage[] = [];
+  let pendingImages: ImageContent[] = [];
+  const flushImages = () => {
+    if (pendingImages.length === 0) return;
+    out.push({ role: 'user', content: [{ type: 'text', text: 'Images returned by the tool calls above:' }, ...pendingImages.map(imagePart)] });
+    pendingImages = [];
+  };
+  for (const message of repairToolPairs(messages)) {
+    if (message.role !== 'toolResult') flushImages();
+    if (message.role === 'user') {
+      const content = userContent(message.content);
+      if (content !== '' && !(Array.isArray(content) && content.length === 0)) out.push({ role: 'user', content });
+    } else if (message.role === 'assistant') {
+      const converted = assistantMessage(message, model, toolId);
+      if (converted) out.push(converted);
+    } else {
+      out.push({ role: 'tool', tool_call_id: toolId(message.toolCallId), content: toolResultText(message) || '(no output)' });
+      for (const c of message.content) if (c.type === 'image') pendingImages.push(c);
+    }
+  }
+  flushImages();
+  return out;
+}
+
+function userContent(content: ReadonlyArray<TextContent | ImageContent>): string | ChatContentPart[] {
+  if (content.every((c) => c.type === 'text')) return content.map((c) => (c as TextContent).text).join('\n');
+  return content.flatMap((c): ChatContentPart[] => (c.type === 'text' ? (c.text ? [{ type: 'text', text: c.text }] : []) : [imagePart(c)]));
+}
+
+const imagePart = (image: ImageContent): ChatContentPart => ({
+  type: 'image_url',
+  image_url: { url: `data:${image.mimeType};base64,${image.data}` },
+});
+
+function assistantMessage(message: AssistantMessage, model: ModelConfig, toolId: (id: string) => string): ChatMessage | undefined {
+  const foreign = fromOtherProvider(message, model);
+  const texts: string[] = [];
+  const reasoningDetails: Array<Record<string, unknown>> = [];
+  const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
+  for (const block of message.content) {
+    if (block.type === 'text') {
+      if (block.text !== '') texts.push(block.text);
+    } else if (block.type === 'thinking') {
+      if (foreign) {
+        if (!block.redacted && block.thinking.trim() !== '') texts.push(thinkingAsText(block.thinking));
+      } else if (model.provider === 'openrouter' && block.signature) {
+        reasoningDetails.push({ type: 'reasoning.text', text: block.thinking, signature: block.signature });
+      }
+    } else {
+      toolCalls.push({ id: toolId(block.id), type: 'function', function: { name: block.name, arguments: JSON.stringify(block.arguments) } });
+    }
+  }
+  if (texts.length === 0 && toolCalls.length === 0) return undefined;
+  const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null };
+  if (toolCalls.length > 0) out.tool_calls = toolCalls;
+  if (reasoningDetails.length > 0) out.reasoning_details = reasoningDetails;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+
+const FINISH_REASONS: Record<string, StopReason> = {
+  stop: 'stop',
+  end_turn: 'stop',
+  length: 'length',
+  max_tokens: 'length',
+  tool_calls: 'toolUse',
+  function_call: 'toolUse',
+  content_filter: 'guardRail',
+};
+
+interface ChatUsage {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+  prompt_cache_hit_tokens?: number;
+}
+
+interface ChatDelta {
+  content?: string | null | Array<{ type: string; text?: string; thinking?: Array<{ type: string; text?: string }> | string }>;
+  reasoning_content?: string | null;
+  reasoning?: string | null;
+  reasoning_details?: Array<{ type?: string; text?: string; signature?: string | null; data?: string }> | null;
+  tool_calls?: Array<{ index?: number; id?: string | null; function?: { name?: string | null; arguments?: string | null } }> | null;
+}
+
+interface ChatChunk {
+  model?: string;
+  choices?: Array<{ index?: number; delta?: ChatDelta | null; finish_reason?: string | null }>;
+  usage?: ChatUsage | null;
+  error?: { message?: string; type?: string; code?: string | number; status_code?: number } | string;
+}
+
+/** Usage in our terms: `input` excludes cached prompt tokens, which count as `cacheRead`. */
+export function chatUsage(usage: ChatUsage): { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number; totalTokens: number } {
+  const prompt = usage.prompt_tokens ?? 0;
+  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0;
+  const cacheWrite = usage.prompt_tokens_details?.cache_write_tokens ?? 0;
+  const output = usage.completion_tokens ?? 0;
+  return {
+    input: Math.max(0, prompt - cacheRead - cacheWrite),
+    output,
+    reasoning: usage.completion_tokens_details?.reasoning_tokens ?? 0,
+    cacheRead,
+    cacheWrite,
+    totalTokens: usage.total_tokens ?? prompt + output,
+  };
+}
+
+/**
+ * Reads a Chat Completions chunk stream: `delta.content` (a string, or Mistral's array of text
+ * and thinking parts), reasoning from `reasoning_content` or `reasoning` (+ OpenRouter's signed
+ * `reasoning_details`), tool calls keyed by their `index` with argument fragments,
+ * `finish_reason`, and usage (which arrives in a chunk of its own after the finish). `[DONE]`
+ * completes the message; a body that ends after a finish_reason but without `[DONE]` completes
+ * it too, and one that ends before any finish_reason is a retryable network error. Error chunks
+ * (`{"error": ...}`, Groq's `event: error`) fail the stream, classified like HTTP errors.
+ */
+export function chatCompletionsReader(builder: AssistantMessageBuilder, model: ModelConfig, secrets: string[] = []): SseReader {
+  const provider = model.provider;
+  const reasoningFirst = compatOf(model).reasoningField === 'reasoning' ? 'reasoning' : 'reasoning_content';
+  const toolKeys = new Set<string>();
+  let finishReason: string | undefined;
+
+  const finish = (): StreamEvent => {
+    let stop: StopReason = finishReason ? (FINISH_REASONS[finishReason] ?? 'stop') : 'stop';
+    // Several backends report "stop" for a turn that called tools.
+    if (stop === 'stop' && builder.hasToolCalls()) stop = 'toolUse';
+    return builder.finish(stop);
+  };
+
+  const fail = (error: ChatChunk['error']): never => {
+    if (typeof error === 'string') throw classifyStreamError({ message: error, provider, secrets });
+    const status = typeof error?.code === 'number' ? error.code : error?.status_code;
+    throw classifyStreamError({
+      message: error?.message ?? '',
+      type: typeof error?.code === 'string' ? error.code : error?.type,
+      status,
+      provider,
+      secrets,
+    });
+  };
+
+  const onDelta = (delta: ChatDelta): StreamEvent[] => {
+    const events: StreamEvent[] = [];
+    const reasoning = delta[reasoningFirst] ?? delta.reasoning_content ?? delta.reasoning;
+    if (typeof reasoning === 'string' && reasoning !== '') events.push(builder.thinking(reasoning, 'reasoning'));
+    for (const detail of delta.reasoning_details ?? []) {
+      if (detail.signature) builder.thinkingSignature(detail.signature, 'reasoning', true);
+    }
+    if (typeof delta.content === 'string') {
+      if (delta.content !== '') events.push(builder.text(delta.content, 'content'));
+    } else if (Array.isArray(delta.content)) {
+      for (const part of delta.content) {
+        if (part.type === 'text' && part.text) events.push(builder.text(part.text, 'content'));
+        else if (part.type === 'thinking') {
+          const text = typeof part.thinking === 'string' ? part.thinking : (part.thinking ?? []).map((t) => t.text ?? '').join('');
+          if (text) events.push(builder.thinking(text, 'reasoning'));
+        }
+      }
+    }
+    for (const [position, call] of (delta.tool_calls ?? []).entries()) {
+      const key = `tool:${call.index ?? position}`;
+      if (!toolKeys.has(key)) {
+        toolKeys.add(key);
+        events.push(builder.toolCallStart(call.id ?? '', call.function?.name ?? '', key));
+      }
+      const args = call.function?.arguments;
+      if (typeof args === 'string' && args !== '') events.push(builder.toolCallDelta(args, key));
+    }
+    return events;
+  };
+
+  const onChunk = (chunk: ChatChunk): StreamEvent[] => {
+    if (chunk.error) fail(chunk.error);
+    if (chunk.model) builder.setModel(chunk.model);
+    if (chunk.usage) builder.setUsage(chatUsage(chunk.usage));
+    const events: StreamEvent[] = [];
+    for (const choice of chunk.choices ?? []) {
+      if ((choice.index ?? 0) !== 0) continue;
+      if (choice.delta) events.push(...onDelta(choice.delta));
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+    return events;
+  };
+
+  return {
+    onEvent: (sse: SseEvent) => {
+      if (sse.data === '[DONE]') return [finish()];
+      if (sse.event === SSE_INVALID_LINE) {
+        if (errorTypeOf(sse.data) !== undefined || providerMessageOf(sse.data) !== sse.data.trim()) {
+          fail({ message: providerMessageOf(sse.data), type: errorTypeOf(sse.data) });
+        }
+        return [];
+      }
+      const chunk = parseSseJson<ChatChunk>(sse.data, provider, secrets);
+      if (sse.event === 'error') fail(chunk.error ?? { message: sse.data });
+      return onChunk(chunk);
+    },
+    onEnd: () => {
+      if (finishReason === undefined) throw streamEndedEarly(provider, 'a finish_reason and [DONE]');
+      return [finish()];
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Provider
+
+/**
+ * The environment variable holding a provider's key: `OPENAI_API_KEY` for OpenAI, the preset's
+ * for known backends; undefined for local servers and unknown backends, which may run keyless.
+ */
+export function openAiKeyEnv(provider: string): string | undefined {
+  if (provider === 'openai') return 'OPENAI_API_KEY';
+  const preset = Object.values(OPENAI_COMPATIBLE_PRESETS).find((p) => p.provider === provider);
+  return preset?.apiKeyEnv;
+}
+
+const needsKey = (provider: string): boolean => openAiKeyEnv(provider) !== undefined;
+
+/**
+ * A Provider for Chat Completions and its compatible backends (`api: 'openai-completions'`).
+ * The key comes from the call, the model, or the provider's environment variable
+ * ({@link openAiKeyEnv}); local servers (ollama, vllm, lmstudio, llamacpp) and backends not in
+ * the presets may run without one (no Authorization header is sent).
+ */
+export function createOpenAiCompletionsProvider(http: ProviderHttpOptions = {}): Provider {
+  return (request: StreamRequest, options: ProviderOptions): Observable<StreamEvent> => {
+    const { model } = request;
+    const envVar = openAiKeyEnv(model.provider);
+    const apiKey = resolveApiKey(request, envVar, http);
+    if (!apiKey && needsKey(model.provider)) return failFast(missingKeyError(model, envVar));
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+    if (apiKey) headers['authorization'] = `Bearer ${apiKey}`;
+    const secrets = apiKey ? [apiKey] : [];
+    return sseProviderStream({
+      request,
+      options,
+      http,
+      url: joinUrl(model.baseUrl ?? DEFAULT_BASE_URL, '/chat/completions'),
+      headers: withModelHeaders(headers, model),
+      body: buildChatCompletionsRequest(request),
+      secrets,
+      reader: (builder) => chatCompletionsReader(builder, model, secrets),
+    });
+  };
+}
+
+/** The Chat Completions provider on the shared HTTP dispatcher. */
+export const openAiCompletionsProvider: Provider = createOpenAiCompletionsProvider();

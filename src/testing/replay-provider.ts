@@ -1,0 +1,255 @@
+import { asyncScheduler, concatMap, defer, from, map, of, throwError, timer, type Observable, type SchedulerLike } from 'rxjs';
+import { AssistantMessageBuilder } from '../sources/providers/message-builder.js';
+import { AgentError, ProviderError } from '../types/errors.js';
+import type { AgentMessage, AssistantMessage, Message } from '../types/message.js';
+import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
+import type { Session } from '../session/model.js';
+
+export interface ReplayProviderOptions {
+  /** Characters per text / thinking delta. Default 4 (the scripted provider's). */
+  chunkSize?: number;
+  /** Deltas each tool call's JSON arguments are split into. Default 3 (the scripted provider's). */
+  argChunks?: number;
+  /** Scheduler time before every event after `start`. Default 0: the whole message at once. */
+  delayMs?: number;
+  /** Clock for `delayMs`; else the loop's (ProviderOptions.scheduler); else asyncScheduler. */
+  scheduler?: SchedulerLike;
+  /** Check that each request ends with the message that preceded the answer in the recording. Default true. */
+  checkRequests?: boolean;
+}
+
+export interface ReplayProvider extends Provider {
+  /** Every request received, in order, diverged ones included. */
+  readonly requests: StreamRequest[];
+  /** Recorded turns played so far. */
+  readonly played: number;
+  /** Recorded turns not yet played. */
+  readonly remaining: number;
+  /** Throws AgentError('ReplayDiverged') unless every recorded turn was played. */
+  assertComplete(): void;
+}
+
+/** One recorded answer and what the request for it must end with. */
+interface RecordedTurn {
+  message: AssistantMessage;
+  expected?: Message;
+  loopId?: string;
+}
+
+type EventThunk = () => StreamEvent;
+
+/**
+ * A Provider that plays back the assistant messages of a recorded session (its loops in start
+ * order, each loop's turns in order), or of a plain message list. Each answer is re-streamed
+ * through AssistantMessageBuilder with deterministic chunking, so re-running the same prompts
+ * against it reproduces the recorded run event for event; the replayed message keeps the
+ * recorded content, usage, stop reason, model and timestamp.
+ *
+ * Every request is checked against the recording: its last message must be the message that came
+ * right before the answer in the recording (same role, content and tool call, timestamps aside).
+ * A request that differs, or one past the end of the recording, fails with a non-retryable
+ * `ProviderError('other')` whose `cause` is `AgentError('ReplayDiverged')`, saying at which turn
+ * and how (expected vs got).
+ *
+ * Parallel branches are played in the order their loops started; a replay of them is
+ * deterministic only if the branches ask in that order.
+ *
+ * @example
+ * const session = await store.load(sessionId);
+ * const provider = replayProvider(session);
+ * await lastValueFrom(agentLoop([userMessage('What is 2+2?')], context, { model, provider }));
+ * provider.assertComplete();
+ */
+export function replayProvider(recording: Session | readonly AgentMessage[], options: ReplayProviderOptions = {}): ReplayProvider {
+  const turns = isMessageList(recording) ? turnsOf([{ messages: recording }]) : turnsOf(recording.loops);
+  const chunkSize = Math.max(1, options.chunkSize ?? 4);
+  const argChunks = Math.max(1, options.argChunks ?? 3);
+  const delayMs = options.delayMs ?? 0;
+  const checkRequests = options.checkRequests ?? true;
+  const requests: StreamRequest[] = [];
+  let played = 0;
+
+  const provider = (request: StreamRequest, providerOptions: ProviderOptions): Observable<StreamEvent> =>
+    defer(() => {
+      requests.push(request);
+      const turn = turns[played];
+      const problem = turn === undefined ? exhausted(played, turns.length, request) : checkRequests ? mismatch(turn, played, turns.length, request) : undefined;
+      if (problem !== undefined) return throwError(() => divergedError(problem));
+      played++;
+      const steps = streamOf(turn!.message, chunkSize, argChunks);
+      if (delayMs <= 0) return from(steps).pipe(map((step) => step()));
+      const scheduler = options.scheduler ?? providerOptions.scheduler ?? asyncScheduler;
+      // Thunks run when emitted, so each event sees the shared partial message as it was then.
+      return from(steps).pipe(concatMap((step, i) => (i === 0 ? of(step()) : timer(delayMs, scheduler).pipe(map(() => step())))));
+    });
+
+  Object.defineProperties(provider, {
+    requests: { get: () => requests },
+    played: { get: () => played },
+    remaining: { get: () => turns.length - played },
+    assertComplete: {
+      value: () => {
+        if (played >= turns.length) return;
+        const next = turns[played]!;
+        throw new AgentError(
+          'ReplayDiverged',
+          `Replay incomplete: ${played} of ${turns.length} recorded turn(s) were requested; ` +
+            `turn ${played + 1}${next.loopId ? ` (loop ${next.loopId})` : ''} never was.`,
+        );
+      },
+    },
+  });
+  return provider as ReplayProvider;
+}
+
+/** True for the error a replay fails with when the run left the recording. */
+export function isReplayDiverged(e: unknown): boolean {
+  if (e instanceof AgentError) return e.code === 'ReplayDiverged';
+  return e instanceof ProviderError && e.cause instanceof AgentError && e.cause.code === 'ReplayDiverged';
+}
+
+function isMessageList(r: Session | readonly AgentMessage[]): r is readonly AgentMessage[] {
+  return Array.isArray(r);
+}
+
+/**
+ * The answers in order, each with the message before it: in its own loop, or for a loop that
+ * opens with an answer (a continuation), the last message of the loop it continues.
+ */
+function turnsOf(loops: ReadonlyArray<{ loopId?: string; parentLoopId?: string; messages: readonly AgentMessage[] }>): RecordedTurn[] {
+  const turns: RecordedTurn[] = [];
+  const lastOfLoop = new Map<string, Message>();
+  for (const loop of loops) {
+    let previous = loop.parentLoopId === undefined ? undefined : lastOfLoop.get(loop.parentLoopId);
+    for (const m of loop.messages) {
+      if (m.role === 'extension') continue;
+      const message = withoutTurnId(m);
+      if (message.role === 'assistant') {
+        turns.push({
+          message,
+          ...(previous === undefined ? {} : { expected: previous }),
+          ...(loop.loopId === undefined ? {} : { loopId: loop.loopId }),
+        });
+      }
+      previous = message;
+    }
+    if (loop.loopId !== undefined && previous !== undefined) lastOfLoop.set(loop.loopId, previous);
+  }
+  return turns;
+}
+
+function withoutTurnId(m: Message & { turnId?: unknown }): Message {
+  if (m.turnId === undefined) return m;
+  const { turnId: _turnId, ...rest } = m;
+  return rest as Message;
+}
+
+function exhausted(index: number, total: number, request: StreamRequest): string {
+  return (
+    `Replay diverged at turn ${index + 1}: the recording has only ${total} assistant message(s), ` +
+    `got a request ending with ${show(lastOf(request))}.`
+  );
+}
+
+function mismatch(turn: RecordedTurn, index: number, total: number, request: StreamRequest): string | undefined {
+  if (turn.expected === undefined) return undefined;
+  const got = lastOf(request);
+  if (got !== undefined && identity(got) === identity(turn.expected)) return undefined;
+  return (
+    `Replay diverged at turn ${index + 1} of ${total}${turn.loopId ? ` (loop ${turn.loopId})` : ''}: ` +
+    `the request's last message differs from the recording. Expected ${show(turn.expected)}, got ${show(got)}.`
+  );
+}
+
+function divergedError(message: string): ProviderError {
+  return ProviderError.other(message, { provider: 'replay', cause: new AgentError('ReplayDiverged', message) });
+}
+
+function lastOf(request: StreamRequest): Message | undefined {
+  return request.messages[request.messages.length - 1];
+}
+
+/** What makes two requests "the same" here: role, tool call and content; never timestamps. */
+function identity(m: Message): string {
+  switch (m.role) {
+    case 'user':
+      return JSON.stringify(['user', m.content]);
+    case 'toolResult':
+      return JSON.stringify(['toolResult', m.toolCallId, m.toolName, m.isError, m.content]);
+    case 'assistant':
+      return JSON.stringify(['assistant', m.content]);
+  }
+}
+
+const SHOW_LIMIT = 120;
+
+/** `user "What is 2+2?"`, `toolResult add#call_1 "4"`, truncated. */
+function show(m: Message | undefined): string {
+  if (m === undefined) return 'no message';
+  const body = m.content
+    .map((c) => {
+      switch (c.type) {
+        case 'text':
+          return c.text;
+        case 'image':
+          return `[image ${c.mimeType}]`;
+        case 'thinking':
+          return `[thinking]`;
+        case 'toolCall':
+          return `[toolCall ${c.name}#${c.id} ${JSON.stringify(c.arguments)}]`;
+      }
+    })
+    .join(' ');
+  const head = m.role === 'toolResult' ? `toolResult ${m.toolName}#${m.toolCallId}${m.isError ? ' (error)' : ''}` : m.role;
+  return `${head} ${JSON.stringify(body.length > SHOW_LIMIT ? `${body.slice(0, SHOW_LIMIT)}…` : body)}`;
+}
+
+/** The events that stream `message` again, block by block in its content order. */
+function streamOf(message: AssistantMessage, chunkSize: number, argChunks: number): EventThunk[] {
+  const b = new AssistantMessageBuilder(message.model, message.provider, message.timestamp);
+  const out: EventThunk[] = [() => b.start()];
+  message.content.forEach((block, index) => {
+    switch (block.type) {
+      case 'text':
+        for (const piece of chunks(block.text, chunkSize)) out.push(() => b.text(piece, index));
+        return;
+      case 'thinking': {
+        if (block.redacted) {
+          out.push(() => b.redactedThinking(block.signature ?? '', index));
+          return;
+        }
+        for (const piece of chunks(block.thinking, chunkSize)) out.push(() => b.thinking(piece, index));
+        const signature = block.signature;
+        if (signature !== undefined) {
+          const last = out[out.length - 1]!;
+          out[out.length - 1] = () => {
+            const event = last();
+            b.thinkingSignature(signature, index);
+            return event;
+          };
+        }
+        return;
+      }
+      case 'toolCall': {
+        const json = JSON.stringify(block.arguments);
+        out.push(() => b.toolCallStart(block.id, block.name, index));
+        for (const piece of chunks(json, Math.ceil(json.length / argChunks))) out.push(() => b.toolCallDelta(piece, index));
+        return;
+      }
+    }
+  });
+  out.push(() => {
+    b.setUsage(message.usage);
+    b.partial.usage.totalTokens = message.usage.totalTokens; // as recorded, even a provider's 0
+    return b.finish(message.stopReason, message.errorMessage);
+  });
+  return out;
+}
+
+/** Fixed-size pieces; an empty text is one empty piece, so the block still exists in the replay. */
+function chunks(text: string, size: number): string[] {
+  if (text.length === 0) return [''];
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,50 @@
+import { firstValueFrom, lastValueFrom, type Observable, toArray } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { expect } from 'vitest';
+import { z } from 'zod';
+import {
+  agentLoop, defineTool, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type AgentMessage, type AnyTool,
+} from '../../src/index.js';
+import { describeEvent, scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
+
+export const model = scriptedModel();
+
+export function context(tools: AnyTool[] = [], messages: AgentMessage[] = []): AgentContext {
+  return { systemPrompt: 'You are a test.', messages, tools, agentId: 'agent-1', sessionId: 'session-1', loopId: 'session-1.scripted.1' };
+}
+
+export const addTool = defineTool({
+  name: 'add',
+  description: 'Adds two numbers',
+  parameters: z.object({ a: z.number(), b: z.number() }),
+  execute: ({ a, b }) => String(a + b),
+});
+
+export function config(script: ScriptStep[], extra: Partial<AgentLoopConfig> = {}): AgentLoopConfig & { provider: ReturnType<typeof scriptedProvider> } {
+  return { model, provider: scriptedProvider(script), retry: false, ...extra } as AgentLoopConfig & { provider: ReturnType<typeof scriptedProvider> };
+}
+
+export async function events(run$: Observable<AgentEvent>): Promise<AgentEvent[]> {
+  return lastValueFrom(run$.pipe(toArray()));
+}
+
+/** Event trace without MessageUpdate noise. */
+export async function trace(run$: Observable<AgentEvent>): Promise<string[]> {
+  return (await events(run$)).filter((e) => e.type !== 'MessageUpdate').map(describeEvent);
+}
+
+export async function run(script: ScriptStep[], tools: AnyTool[] = [addTool], extra: Partial<AgentLoopConfig> = {}, prompt = 'hi'): Promise<AgentEvent[]> {
+  return events(agentLoop([userMessage(prompt, 0)], context(tools), config(script, extra)));
+}
+
+export function agentEnd(all: AgentEvent[]): Extract<AgentEvent, { type: 'AgentEnd' }> {
+  const end = all.filter((e) => e.type === 'AgentEnd');
+  expect(end).toHaveLength(1);
+  return end[0] as Extract<AgentEvent, { type: 'AgentEnd' }>;
+}
+
+export function testScheduler(): TestScheduler {
+  return new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+}
+
+export { firstValueFrom };
