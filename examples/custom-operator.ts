@@ -1,0 +1,71 @@
+/**
+ * Composition is the point: (1) put your own operator into the loop — here a redaction stage on
+ * tool results — and (2) assemble a loop of your own from the exported operators: one model call
+ * through retryBackoff and toMessageEvents, its tool calls through dispatchTools, no compaction.
+ */
+import { pathToFileURL } from 'node:url';
+import { concat, defer, from, lastValueFrom, map, type MonoTypeOperatorFunction, type Observable, toArray } from 'rxjs';
+import { z } from 'zod';
+import {
+  agentLoop, defineTool, dispatchTools, retryBackoff, textOf, toLlmMessages, toMessageEvents, toolCallsOf, userMessage,
+  type AgentEvent, type AssistantMessage, type ToolResultMessage,
+} from '../src/index.js';
+import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+
+const lookup = defineTool({
+  name: 'lookup_customer',
+  description: 'Finds a customer record',
+  parameters: z.object({ id: z.string() }),
+  execute: ({ id }) => `customer ${id}: Ada Lovelace, card 4111-1111-1111-1111, ada@example.com`,
+});
+
+/** A redaction operator: card numbers and e-mail addresses never reach the model or the UI. */
+export function redact(): MonoTypeOperatorFunction<ToolResultMessage> {
+  const scrub = (s: string): string => s.replace(/\b(?:\d{4}-){3}\d{4}\b/g, '[card]').replace(/[\w.]+@[\w.]+/g, '[email]');
+  return map((r) => ({ ...r, content: r.content.map((c) => (c.type === 'text' ? { ...c, text: scrub(c.text) } : c)) }));
+}
+
+/** (1) The full loop with a redaction stage on tool results. */
+export async function withRedaction(): Promise<string[]> {
+  const provider = scriptedProvider([{ toolCalls: [{ name: 'lookup_customer', arguments: { id: '42' } }] }, { text: 'Found Ada.' }]);
+  const events = await lastValueFrom(
+    agentLoop([userMessage('Who is customer 42?')], { systemPrompt: '', messages: [], tools: [lookup] }, {
+      model: scriptedModel(),
+      provider,
+      operators: { toolResults: redact() },
+    }).pipe(toArray()),
+  );
+  // What the model saw on its second call:
+  return provider.requests[1]!.messages.filter((m) => m.role === 'toolResult').map((m) => textOf(m));
+}
+
+/** (2) A one-turn loop of our own from the exported operators: no compaction, no hooks, no steering. */
+export function miniLoop(prompt: string): Observable<AgentEvent> {
+  const provider = scriptedProvider([{ text: 'Looking up.', toolCalls: [{ name: 'lookup_customer', arguments: { id: '7' } }] }]);
+  const loopId = 'mini.1';
+  let assistant: AssistantMessage | undefined;
+  const request = {
+    model: scriptedModel(),
+    systemPrompt: '',
+    messages: toLlmMessages([userMessage(prompt)]),
+    tools: [{ name: lookup.name, description: lookup.description, parameters: lookup.parameters }],
+    thinkingLevel: 'off' as const,
+    cacheConfig: { enabled: false, strategy: { kind: 'disabled' as const } },
+  };
+  const modelCall$ = provider(request, {}).pipe(
+    retryBackoff({ maxRetries: 2 }),
+    toMessageEvents({ loopId, now: () => Date.now(), onPartial: (m) => (assistant = m) }),
+  );
+  const tools$ = defer(() => from(toolCallsOf(assistant!)).pipe(dispatchTools({ tools: [lookup], loopId, strategy: 'sequential', toolResults: redact() })));
+  return concat(modelCall$, tools$);
+}
+
+export async function main(): Promise<void> {
+  console.log('model saw:', await withRedaction());
+  const events = await lastValueFrom(miniLoop('Find customer 7').pipe(toArray()));
+  console.log('mini loop events:', events.map((e) => e.type).join(' → '));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  await main();
+}

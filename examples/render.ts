@@ -1,0 +1,34 @@
+import type { AgentEvent } from '../src/index.js';
+
+/** Renders agent events live in a terminal: streamed text, tool calls, results. Shared by the examples. */
+export function renderEvent(e: AgentEvent, write: (s: string) => void = (s) => process.stdout.write(s)): void {
+  switch (e.type) {
+    case 'TurnStart':
+      write(`\n── turn ${e.turnIndex} (${e.triggeredBy}) ──\n`);
+      return;
+    case 'MessageStart':
+      if (e.message.role === 'user') write(`you › ${e.message.content.map((c) => (c.type === 'text' ? c.text : '[image]')).join('')}\n`);
+      if (e.message.role === 'assistant') write('agent › ');
+      return;
+    case 'MessageUpdate':
+      if (e.delta.type === 'text') write(e.delta.delta);
+      return;
+    case 'MessageEnd':
+      if (e.message.role === 'assistant') write('\n');
+      return;
+    case 'ToolExecutionStart':
+      write(`  ⚙ ${e.toolName}(${JSON.stringify(e.args)})\n`);
+      return;
+    case 'ToolExecutionEnd':
+      write(`  ${e.isError ? '✗' : '✓'} ${e.toolName} → ${e.result.content.map((c) => (c.type === 'text' ? c.text : '[image]')).join('')}\n`);
+      return;
+    case 'RetryScheduled':
+      write(`  ↻ retry ${e.attempt} in ${e.delayMs}ms (${e.errorKind})\n`);
+      return;
+    case 'AgentEnd':
+      write(`\n[done: ${e.stopReason}, ${e.messages.length} new messages, ${e.usage.totalTokens} tokens]\n`);
+      return;
+    default:
+      return;
+  }
+}
