@@ -1,0 +1,357 @@
+import { asyncScheduler, defer, finalize, lastValueFrom, type Observable, type SchedulerLike, Subject, tap, filter } from 'rxjs';
+import type { AgentEndEvent, AgentEvent } from '../types/events.js';
+import { type AgentMessage, userMessage } from '../types/message.js';
+import type { ModelConfig } from '../types/provider.js';
+import type { AnyTool } from '../types/tool.js';
+import type { ContinuationKind, QueueMode, SteeringPolicy } from '../types/config.js';
+import type { InputFilter, LoopHooks, PostLoopPolicy, PostTurnPolicy, PreDispatchPolicy, PreTurnPolicy } from '../types/hooks.js';
+import { AgentError } from '../types/errors.js';
+import { parseMessagesJson } from '../types/schemas.js';
+import { MessageQueue } from '../sources/queues.js';
+import { agentLoop, agentLoopContinue } from './agent-loop.js';
+import type { AgentContext, AgentLoopConfig } from './config.js';
+import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
+
+/** Loop options a BasicAgent passes to every run (the agent owns signal, steering and follow-ups). */
+export type AgentRunOptions = Omit<AgentLoopConfig, 'signal' | 'steering' | 'followUp' | 'model'>;
+
+export interface BasicAgentOptions extends AgentRunOptions {
+  model: ModelConfig;
+  systemPrompt?: string;
+  tools?: readonly AnyTool[];
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  agentId?: string;
+  sessionId?: string;
+}
+
+export type PromptInput = string | AgentMessage | readonly AgentMessage[];
+export type ContinueKindName = 'default' | 'rerun' | 'branch';
+
+/**
+ * The stateful agent: owns the conversation, tools, queues and ids, and runs `agentLoop` for you.
+ * Every run is a cold Observable that starts when subscribed; `events$` is one hot stream of
+ * every event of every run, for UIs.
+ *
+ * @example
+ * const agent = new BasicAgent({ model: anthropic('claude-sonnet-4-5'), systemPrompt: 'Be brief.' }).withTools(add);
+ * agent.events$.subscribe(render);
+ * const end = await agent.run('What is 2+2?');
+ */
+export class BasicAgent {
+  private options: BasicAgentOptions;
+  private tools: AnyTool[];
+  private conversation: AgentMessage[] = [];
+  private readonly steering: MessageQueue;
+  private readonly followUps: MessageQueue;
+  private readonly eventsSubject = new Subject<AgentEvent>();
+  private controller: AbortController | undefined;
+  private streaming = false;
+  private loopCounters = new Map<string, number>();
+  private lastActiveAt: number | undefined;
+  private readonly ids: () => string;
+  private readonly scheduler: SchedulerLike;
+  readonly agentId: string;
+  private currentSessionId: string;
+  /** The most recent loop id; the parent of the next continuation. */
+  lastLoopId: string | undefined;
+
+  /** Every event of every run, hot. A subscriber that throws is reported by RxJS and cannot break a run. */
+  readonly events$: Observable<AgentEvent> = this.eventsSubject.asObservable();
+
+  constructor(options: BasicAgentOptions) {
+    this.options = { ...options };
+    this.tools = [...(options.tools ?? [])];
+    this.assertUniqueTools(this.tools);
+    this.ids = options.ids ?? defaultIds;
+    this.scheduler = options.scheduler ?? asyncScheduler;
+    this.agentId = options.agentId ?? this.ids();
+    this.currentSessionId = options.sessionId ?? this.ids();
+    this.steering = new MessageQueue(options.steeringMode ?? 'oneAtATime');
+    this.followUps = new MessageQueue(options.followUpMode ?? 'oneAtATime');
+  }
+
+  // ---- state ----------------------------------------------------------------------------------
+
+  get messages(): readonly AgentMessage[] {
+    return this.conversation;
+  }
+  get isStreaming(): boolean {
+    return this.streaming;
+  }
+  get sessionId(): string {
+    return this.currentSessionId;
+  }
+  get model(): ModelConfig {
+    return this.options.model;
+  }
+  get systemPrompt(): string {
+    return this.options.systemPrompt ?? '';
+  }
+  get toolList(): readonly AnyTool[] {
+    return this.tools;
+  }
+
+  // ---- builder --------------------------------------------------------------------------------
+
+  withTools(...tools: AnyTool[]): this {
+    const next = [...this.tools, ...tools];
+    this.assertUniqueTools(next);
+    this.tools = next;
+    return this;
+  }
+  withoutTool(name: string): this {
+    this.tools = this.tools.filter((t) => t.name !== name);
+    return this;
+  }
+  withSystemPrompt(systemPrompt: string): this {
+    this.options.systemPrompt = systemPrompt;
+    return this;
+  }
+  /** Appends text to the system prompt (skills indexes, house rules). */
+  appendSystemPrompt(text: string): this {
+    this.options.systemPrompt = this.systemPrompt ? `${this.systemPrompt}\n\n${text}` : text;
+    return this;
+  }
+  withModel(model: ModelConfig): this {
+    this.options.model = model;
+    return this;
+  }
+  with(options: Partial<AgentRunOptions>): this {
+    this.options = { ...this.options, ...options };
+    return this;
+  }
+  withInputFilter(filter: InputFilter): this {
+    this.options.inputFilters = [...(this.options.inputFilters ?? []), filter];
+    return this;
+  }
+  withPreTurnPolicy(policy: PreTurnPolicy): this {
+    return this.addPolicy('preTurn', policy);
+  }
+  withPreDispatchPolicy(policy: PreDispatchPolicy): this {
+    return this.addPolicy('preDispatch', policy);
+  }
+  withPostTurnPolicy(policy: PostTurnPolicy): this {
+    return this.addPolicy('postTurn', policy);
+  }
+  withPostLoopPolicy(policy: PostLoopPolicy): this {
+    return this.addPolicy('postLoop', policy);
+  }
+  withSteeringPolicy(policy: SteeringPolicy): this {
+    this.options.steeringPolicy = policy;
+    return this;
+  }
+  withHooks(hooks: LoopHooks): this {
+    this.options.hooks = { ...this.options.hooks, ...hooks };
+    return this;
+  }
+
+  onBeforeLoop(fn: NonNullable<LoopHooks['beforeLoop']>): this {
+    return this.withHooks({ beforeLoop: fn });
+  }
+  onAfterLoop(fn: NonNullable<LoopHooks['afterLoop']>): this {
+    return this.withHooks({ afterLoop: fn });
+  }
+  onBeforeTurn(fn: NonNullable<LoopHooks['beforeTurn']>): this {
+    return this.withHooks({ beforeTurn: fn });
+  }
+  onAfterTurn(fn: NonNullable<LoopHooks['afterTurn']>): this {
+    return this.withHooks({ afterTurn: fn });
+  }
+  onError(fn: NonNullable<LoopHooks['onError']>): this {
+    return this.withHooks({ onError: fn });
+  }
+  onBeforeToolExecution(fn: NonNullable<LoopHooks['beforeToolExecution']>): this {
+    return this.withHooks({ beforeToolExecution: fn });
+  }
+  onAfterToolExecution(fn: NonNullable<LoopHooks['afterToolExecution']>): this {
+    return this.withHooks({ afterToolExecution: fn });
+  }
+  onBeforeToolExecutionUpdate(fn: NonNullable<LoopHooks['beforeToolExecutionUpdate']>): this {
+    return this.withHooks({ beforeToolExecutionUpdate: fn });
+  }
+  onAfterToolExecutionUpdate(fn: NonNullable<LoopHooks['afterToolExecutionUpdate']>): this {
+    return this.withHooks({ afterToolExecutionUpdate: fn });
+  }
+
+  // ---- runs -----------------------------------------------------------------------------------
+
+  /**
+   * Runs the agent on new input. Starts when subscribed; subscribing while another run is active
+   * fails with AgentError('AlreadyRunning') and leaves that run alone.
+   */
+  prompt(input: PromptInput): Observable<AgentEvent> {
+    return defer(() => {
+      this.assertIdle('prompt');
+      const prompts = toMessages(input, this.scheduler.now());
+      return this.execute((context, config) => agentLoop(prompts, context, config), undefined);
+    });
+  }
+
+  /**
+   * Resumes from the current conversation (after an error, or to answer queued messages).
+   * `rerun` and `branch` tag the continuation with the current time (RFC 3339).
+   */
+  continue(kind: ContinueKindName | ContinuationKind = 'default'): Observable<AgentEvent> {
+    return defer(() => {
+      this.assertIdle('continue');
+      const continuation = typeof kind === 'string' ? this.continuationOf(kind) : kind;
+      return this.execute((context, config) => agentLoopContinue(context, config), continuation);
+    });
+  }
+
+  /** Prompts and resolves with the run's AgentEnd. */
+  run(input: PromptInput): Promise<AgentEndEvent> {
+    return lastValueFrom(this.prompt(input).pipe(filter((e): e is AgentEndEvent => e.type === 'AgentEnd')));
+  }
+
+  /** Queues a message for the active run's next steering checkpoint (or the next run). */
+  steer(message: string | AgentMessage, policy?: SteeringPolicy): void {
+    this.steering.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message, policy);
+  }
+
+  /** Queues a message that runs only when the agent would otherwise stop. */
+  followUp(message: string | AgentMessage): void {
+    this.followUps.push(typeof message === 'string' ? userMessage(message, this.scheduler.now()) : message);
+  }
+
+  get queuedSteering(): number {
+    return this.steering.size;
+  }
+  get queuedFollowUps(): number {
+    return this.followUps.size;
+  }
+  clearQueues(): void {
+    this.steering.clear();
+    this.followUps.clear();
+  }
+
+  /** Graceful abort of the active run: it ends with TurnEnd and AgentEnd (stopReason `aborted`). */
+  abort(reason?: unknown): void {
+    this.controller?.abort(reason);
+  }
+
+  /** Back to a blank agent: aborts a run, clears messages and queues. Tools and options stay. */
+  reset(): void {
+    this.abort();
+    this.conversation = [];
+    this.clearQueues();
+    this.streaming = false;
+  }
+
+  /** The conversation as JSON (phi-core's `save_messages` shape: an array of messages). */
+  saveMessages(): string {
+    return JSON.stringify(this.conversation, null, 2);
+  }
+
+  /**
+   * Replaces the conversation with saved messages. Bad JSON throws AgentError('InvalidJson')
+   * naming the first bad path (`messages[3].content[0].type`) and leaves the conversation as it was.
+   */
+  restoreMessages(json: string): void {
+    this.assertIdle('restoreMessages');
+    this.conversation = parseMessagesJson(json);
+  }
+
+  /** Starts a new session now: a new session id, loop counters and lastLoopId cleared. */
+  newSession(): string {
+    this.currentSessionId = this.ids();
+    this.loopCounters = new Map();
+    this.lastLoopId = undefined;
+    return this.currentSessionId;
+  }
+
+  /** Rotates the session when idle longer than `idleMs` (scheduler time) since the last prompt. */
+  checkAndRotate(idleMs: number): string | undefined {
+    if (this.lastActiveAt === undefined || this.scheduler.now() - this.lastActiveAt <= idleMs) return undefined;
+    return this.newSession();
+  }
+
+  /** The loop id the next run of `config` gets: `{sessionId}.{configId}.{N}`, N counted per config. */
+  nextLoopId(config: { configId?: string; model: ModelConfig } = this.options): string {
+    const segment = configSegment(config);
+    const n = (this.loopCounters.get(segment) ?? 0) + 1;
+    this.loopCounters.set(segment, n);
+    return loopIdFor(this.currentSessionId, segment, n);
+  }
+
+  /** The loop config every run gets; exposed for integrations (parallel branches, sub-agents). */
+  loopConfig(signal?: AbortSignal): AgentLoopConfig {
+    const { systemPrompt: _s, tools: _t, steeringMode: _sm, followUpMode: _fm, agentId: _a, sessionId: _si, ...loop } = this.options;
+    return { ...loop, steering: this.steering, followUp: this.followUps, ...(signal ? { signal } : {}) };
+  }
+
+  // ---- internals ------------------------------------------------------------------------------
+
+  private execute(
+    start: (context: AgentContext, config: AgentLoopConfig) => Observable<AgentEvent>,
+    continuation: ContinuationKind | undefined,
+  ): Observable<AgentEvent> {
+    const controller = new AbortController();
+    const loopId = this.nextLoopId();
+    const context: AgentContext = {
+      systemPrompt: this.systemPrompt,
+      messages: this.conversation.slice(),
+      tools: this.tools,
+      agentId: this.agentId,
+      sessionId: this.currentSessionId,
+      loopId,
+      ...(continuation && this.lastLoopId ? { parentLoopId: this.lastLoopId } : {}),
+      ...(continuation ? { continuationKind: continuation } : {}),
+    };
+    this.streaming = true;
+    this.controller = controller;
+    this.lastActiveAt = this.scheduler.now();
+    this.lastLoopId = loopId;
+    return start(context, this.loopConfig(controller.signal)).pipe(
+      tap((event) => {
+        if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
+        this.eventsSubject.next(event);
+      }),
+      finalize(() => {
+        if (this.controller === controller) {
+          this.controller = undefined;
+          this.streaming = false;
+        }
+      }),
+    );
+  }
+
+  private continuationOf(kind: ContinueKindName): ContinuationKind {
+    if (kind === 'default') return { kind: 'default' };
+    return { kind, tag: continuationTag(this.scheduler.now()) };
+  }
+
+  private assertIdle(action: string): void {
+    if (this.streaming) {
+      throw new AgentError(
+        'AlreadyRunning',
+        `Cannot ${action} while a run is active: use steer() to redirect it or followUp() to queue work for after it.`,
+      );
+    }
+  }
+
+  private assertUniqueTools(tools: readonly AnyTool[]): void {
+    const seen = new Set<string>();
+    for (const t of tools) {
+      if (seen.has(t.name)) throw new AgentError('InvalidConfig', `Duplicate tool name "${t.name}": tool names must be unique.`);
+      seen.add(t.name);
+    }
+  }
+
+  private addPolicy<K extends 'preTurn' | 'preDispatch' | 'postTurn' | 'postLoop'>(
+    slot: K,
+    policy: NonNullable<NonNullable<AgentLoopConfig['policies']>[K]>[number],
+  ): this {
+    const policies = { ...this.options.policies };
+    (policies[slot] as unknown[]) = [...((policies[slot] as unknown[] | undefined) ?? []), policy];
+    this.options.policies = policies;
+    return this;
+  }
+}
+
+function toMessages(input: PromptInput, now: number): AgentMessage[] {
+  if (typeof input === 'string') return [userMessage(input, now)];
+  if (Array.isArray(input)) return [...(input as readonly AgentMessage[])];
+  return [input as AgentMessage];
+}
