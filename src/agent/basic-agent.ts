@@ -113,6 +113,14 @@ export class BasicAgent {
     this.options.systemPrompt = this.systemPrompt ? `${this.systemPrompt}\n\n${text}` : text;
     return this;
   }
+  /**
+   * Appends a skills index (`SkillSet.formatForPrompt()` from `phi-rx/tools`) to the system prompt,
+   * per the AgentSkills standard. Takes anything that renders itself for a prompt.
+   */
+  withSkills(skills: { formatForPrompt(): string }): this {
+    const index = skills.formatForPrompt();
+    return index ? this.appendSystemPrompt(index) : this;
+  }
   withModel(model: ModelConfig): this {
     this.options.model = model;
     return this;

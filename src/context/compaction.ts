@@ -1,7 +1,7 @@
 import type { AgentMessage, ToolResultMessage } from '../types/message.js';
 import type { ContextConfig } from '../types/config.js';
 import type { CompactionTier } from '../types/events.js';
-import { estimateContextTokens } from './tokens.js';
+import { estimateContextTokens, estimateMessageTokens } from './tokens.js';
 
 export interface CompactionResult {
   messages: AgentMessage[];
@@ -78,24 +78,34 @@ function summarizeMessage(m: AgentMessage): AgentMessage {
 
 /**
  * Tier 3: keep the first `keepFirst` and as many recent messages as fit, drop the middle. The cut
- * never starts the tail on a tool result whose call was dropped, and a marker tells the model
- * that messages are missing.
+ * never separates a tool call from its results: the head takes the results that answer its last
+ * call, and the tail never starts on a tool result (it steps back to the call that owns it). A
+ * marker tells the model that messages are missing.
  */
 export function dropMiddle(messages: readonly AgentMessage[], keepFirst: number, keepRecent: number, budget: number): AgentMessage[] {
-  const head = messages.slice(0, Math.min(keepFirst, messages.length));
-  let tailStart = Math.max(head.length, messages.length - keepRecent);
-  while (tailStart < messages.length && messages[tailStart]!.role === 'toolResult') tailStart++;
-  // Shrink the tail further while over budget, keeping at least the last message.
-  while (tailStart < messages.length - 1 && estimateContextTokens([...head, ...messages.slice(tailStart)]) > budget) {
-    tailStart++;
-    while (tailStart < messages.length - 1 && messages[tailStart]!.role === 'toolResult') tailStart++;
+  const n = messages.length;
+  const isResult = (i: number): boolean => messages[i]!.role === 'toolResult';
+  let headEnd = Math.min(keepFirst, n);
+  while (headEnd < n && isResult(headEnd)) headEnd++;
+  const head = messages.slice(0, headEnd);
+  let tailStart = Math.max(headEnd, n - Math.max(1, keepRecent));
+  while (tailStart > headEnd && isResult(tailStart)) tailStart--;
+  // Shrink the tail while over budget, one exchange at a time, keeping at least the last one.
+  let tokens = estimateContextTokens(head) + estimateContextTokens(messages.slice(tailStart));
+  while (tokens > budget) {
+    let next = tailStart + 1;
+    while (next < n && isResult(next)) next++;
+    if (next >= n) break;
+    for (let i = tailStart; i < next; i++) tokens -= estimateMessageTokens(messages[i]!);
+    tailStart = next;
   }
-  const dropped = tailStart - head.length;
+  const dropped = tailStart - headEnd;
   if (dropped <= 0) return messages.slice();
+  const first = messages[tailStart]!;
   const marker: AgentMessage = {
     role: 'user',
     content: [{ type: 'text', text: `[${dropped} earlier messages were removed to fit the context window]` }],
-    timestamp: messages[tailStart]?.role !== 'extension' ? (messages[tailStart] as { timestamp: number }).timestamp : 0,
+    timestamp: first.timestamp ?? 0,
   };
   return [...head, marker, ...messages.slice(tailStart)];
 }

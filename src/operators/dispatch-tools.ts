@@ -60,10 +60,10 @@ export interface DispatchToolsOptions {
  * message."; `interrupt` also cancels running calls the moment steering arrives; `wait` runs all.
  *
  * ```
- * calls:      (ab|)                     a takes 3 frames, b takes 1
+ * calls:      (ab|)                          a takes 30 ms, b takes 10 ms
  * dispatchTools({ tools, loopId, strategy: 'parallel' })
- * output:     (SS)-(Em)-(Em)|           S: ToolExecutionStart, E: ToolExecutionEnd, m: result message
- *             b ends first: End events come in completion order
+ * output:     (SS) 6ms (EMm) 15ms (EMm|)     S: ToolExecutionStart, E: ToolExecutionEnd, Mm: result message
+ *             both start at 0; b ends at 10, a at 30: End events come in completion order
  * ```
  *
  * @example

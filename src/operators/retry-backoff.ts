@@ -28,10 +28,10 @@ export function backoffDelay(config: RetryConfig, attempt: number, error: Provid
  * Delays run on the given scheduler, so they are virtual under TestScheduler.
  *
  * ```
- * source:      --#                 (# = ProviderError.network)
+ * source:      --#                 (# = ProviderError.network, 2 ms into each attempt)
  * retryBackoff({ maxRetries: 2, initialDelayMs: 10, backoffMultiplier: 2, jitter: 0 })
- * resubscribes:   ^ after 10ms, then ^ after 20ms
- * output:      --------------------------------#   (the last error, after 2 retries)
+ * subscribed:  ^-!         ^-!                   ^-!   (at 0, 2 + 10, 14 + 20)
+ * output:      ------------------------------------#   (the last error, after 2 retries)
  * ```
  *
  * @example

@@ -169,7 +169,7 @@ type StopEvent = { type: 'timeout' } | { type: 'aborted' };
  * ends the stream, and unsubscribing from the process kills its group.
  */
 function runCommand(spec: RunSpec): Observable<ToolEmission> {
-  const started = Date.now();
+  const started = spec.scheduler.now();
   const out = { stdout: capture(spec.maxOutputBytes), stderr: capture(spec.maxOutputBytes) };
   const stop$ = merge(
     timer(spec.timeoutMs, spec.scheduler).pipe(map((): StopEvent => ({ type: 'timeout' }))),
@@ -180,7 +180,6 @@ function runCommand(spec: RunSpec): Observable<ToolEmission> {
     args: ['-c', spec.command],
     cwd: spec.cwd,
     env: spec.env,
-    scheduler: spec.scheduler,
     ...(spec.killGraceMs === undefined ? {} : { killGraceMs: spec.killGraceMs }),
   });
   return merge(process$, stop$).pipe(
@@ -201,11 +200,11 @@ function runCommand(spec: RunSpec): Observable<ToolEmission> {
           return of(
             ...rest,
             toolProgress(`Command exited with code ${code}`),
-            exitResult(out, code, e.signal, Date.now() - started),
+            exitResult(out, code, e.signal, spec.scheduler.now() - started),
           );
         }
         case 'timeout':
-          return of(timeoutResult(out, spec.timeoutMs, Date.now() - started));
+          return of(timeoutResult(out, spec.timeoutMs, spec.scheduler.now() - started));
         case 'aborted':
           return throwError(() => new ToolError('cancelled', `Command aborted: ${spec.command}`));
       }

@@ -58,3 +58,5 @@ export function defaultTools(options: DefaultToolsOptions): AnyTool[] {
     searchTool({ ...options.search, ...ws }),
   ];
 }
+
+export * from '../skills/index.js';

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
-import { Observable, asyncScheduler, fromEvent, of, take, timer } from 'rxjs';
-import type { SchedulerLike, Subscription } from 'rxjs';
+import { Observable, fromEvent, of, take, timer } from 'rxjs';
+import type { Subscription } from 'rxjs';
 
 /** One thing a child process did: a chunk on a stream, or its exit. */
 export type ProcessEvent =
@@ -21,7 +21,6 @@ export interface ProcessSpec {
    * grandchild that inherited stdout would otherwise hold the run open for its lifetime.
    */
   drainMs?: number;
-  scheduler?: SchedulerLike;
 }
 
 const DEFAULT_KILL_GRACE_MS = 1_000;
@@ -35,7 +34,6 @@ const DEFAULT_DRAIN_MS = 250;
  */
 export function processGroup$(spec: ProcessSpec): Observable<ProcessEvent> {
   return new Observable<ProcessEvent>((subscriber) => {
-    const scheduler = spec.scheduler ?? asyncScheduler;
     const child = spawn(spec.file, [...spec.args], {
       cwd: spec.cwd,
       env: spec.env,
@@ -59,7 +57,8 @@ export function processGroup$(spec: ProcessSpec): Observable<ProcessEvent> {
     });
     child.once('exit', (code, signal) => {
       exited = true;
-      drain = timer(spec.drainMs ?? DEFAULT_DRAIN_MS, scheduler).subscribe(() => {
+      // Real time, not the run's scheduler: this waits on the OS, not on the agent's clock.
+      drain = timer(spec.drainMs ?? DEFAULT_DRAIN_MS).subscribe(() => {
         child.stdout.destroy();
         child.stderr.destroy();
         finish(code, signal);

@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { asyncScheduler, finalize, lastValueFrom, map, NEVER, Observable, of, timer, toArray } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { runTool, type RunToolOptions, type ToolRunEmission, TOOL_TEXTS } from '../../src/sources/tool-run.js';
+import { ToolError } from '../../src/types/errors.js';
+import { type AnyTool, toolProgress, toolUpdate, type ToolContext, type ToolExecution, type ToolResult } from '../../src/types/tool.js';
+
+const scheduler = (): TestScheduler => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+
+function tool(execute: (args: unknown, ctx: ToolContext) => ToolExecution, name = 't'): AnyTool {
+  return { name, label: name, description: name, parameters: { type: 'object' }, execute };
+}
+
+const text = (t: string): ToolResult => ({ content: [{ type: 'text', text: t }] });
+const result = (t: string, isError = false): ToolRunEmission => ({ kind: 'result', result: text(t), isError });
+const options = (over: Partial<RunToolOptions> = {}): RunToolOptions => ({ toolCallId: 'c1', loopId: 'l', scheduler: asyncScheduler, ...over });
+
+const collect = (t: AnyTool, args: unknown = {}, over: Partial<RunToolOptions> = {}): Promise<ToolRunEmission[]> =>
+  lastValueFrom(runTool(t, args, options(over)).pipe(toArray()));
+
+describe('runTool', () => {
+  it.each([
+    ['a plain string', () => 'hi'],
+    ['a ToolResult', () => text('hi')],
+    ['a Promise of a string', () => Promise.resolve('hi')],
+    ['a Promise of a ToolResult', async () => text('hi')],
+    ['an Observable ending in a string', () => of('hi')],
+  ])('accepts %s and emits exactly one result', async (_kind, execute) => {
+    expect(await collect(tool(execute as () => ToolExecution))).toEqual([result('hi')]);
+  });
+
+  it('passes the arguments and a context naming the call', async () => {
+    let seen: [unknown, Omit<ToolContext, 'onUpdate' | 'onProgress' | 'signal' | 'scheduler'>] | undefined;
+    await collect(tool((args, ctx) => ((seen = [args, { toolCallId: ctx.toolCallId, toolName: ctx.toolName, loopId: ctx.loopId }]), 'ok'), 'reader'), { path: 'a' });
+    expect(seen).toEqual([{ path: 'a' }, { toolCallId: 'c1', toolName: 'reader', loopId: 'l' }]);
+  });
+
+  it('streams an Observable’s updates and progress in order, then its result', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const t = tool(() => cold('-u-p-r|', { u: toolUpdate('partial'), p: toolProgress('50%'), r: text('final') }));
+      expectObservable(runTool(t, {}, options())).toBe('-u-p--(r|)', {
+        u: { kind: 'update', partial: text('partial') },
+        p: { kind: 'progress', text: '50%' },
+        r: result('final'),
+      });
+    });
+  });
+
+  it('keeps a result the tool marks isError as an error', async () => {
+    expect(await collect(tool(() => ({ ...text('bad input'), isError: true })))).toEqual([
+      { kind: 'result', result: { ...text('bad input'), isError: true }, isError: true },
+    ]);
+  });
+
+  it('turns an Observable that completes without a result into an error result saying so', async () => {
+    expect(await collect(tool(() => of(toolProgress('x')), 'quiet'))).toEqual([
+      { kind: 'progress', text: 'x' },
+      result('Tool "quiet" finished without a result.', true),
+    ]);
+  });
+
+  it('turns a throw, a rejection and an Observable error into error results, never an Observable error', async () => {
+    const boom = (): never => {
+      throw new Error('boom');
+    };
+    expect(await collect(tool(boom, 'x'))).toEqual([result('Tool "x" failed: boom', true)]);
+    expect(await collect(tool(() => Promise.reject(new Error('boom')), 'x'))).toEqual([result('Tool "x" failed: boom', true)]);
+    expect(await collect(tool(() => new Observable<string>((s) => s.error(new Error('boom'))), 'x'))).toEqual([result('Tool "x" failed: boom', true)]);
+    expect(await collect(tool(() => Promise.reject('plain string'), 'x'))).toEqual([result('Tool "x" failed: plain string', true)]);
+  });
+
+  it('reports a ToolError of kind invalidArgs as invalid arguments', async () => {
+    const picky = tool(() => {
+      throw ToolError.invalidArgs('path must be relative');
+    }, 'read');
+    expect(await collect(picky)).toEqual([result('Invalid arguments for tool "read": path must be relative', true)]);
+  });
+
+  it('times out on the given scheduler, aborting the tool’s signal with a timeout ToolError', () => {
+    let signal: AbortSignal | undefined;
+    scheduler().run(({ expectObservable }) => {
+      const t = tool((_a, ctx) => ((signal = ctx.signal), timer(100, ctx.scheduler).pipe(map(() => 'late'))), 'slow');
+      expectObservable(runTool(t, {}, options({ timeoutMs: 30 }))).toBe('30ms (r|)', { r: result('Tool "slow" timed out after 30ms.', true) });
+    });
+    expect(signal!.aborted).toBe(true);
+    expect(signal!.reason).toBeInstanceOf(ToolError);
+    expect((signal!.reason as ToolError).kind).toBe('timeout');
+  });
+
+  it('finishes normally when the tool beats its timeout', () => {
+    scheduler().run(({ expectObservable }) => {
+      const t = tool((_a, ctx) => timer(10, ctx.scheduler).pipe(map(() => 'fast')));
+      expectObservable(runTool(t, {}, options({ timeoutMs: 30 }))).toBe('10ms (r|)', { r: result('fast') });
+    });
+  });
+
+  it('is cut short by interrupt$ with the steering text, and aborts the tool’s signal', () => {
+    let signal: AbortSignal | undefined;
+    scheduler().run(({ hot, expectObservable }) => {
+      const t = tool((_a, ctx) => ((signal = ctx.signal), NEVER));
+      expectObservable(runTool(t, {}, options({ interrupt$: hot('---i') }))).toBe('---(r|)', { r: result(TOOL_TEXTS.interrupted, true) });
+    });
+    expect(signal!.aborted).toBe(true);
+  });
+
+  it('is cut short when the run’s signal aborts: "Tool execution aborted."', () => {
+    const controller = new AbortController();
+    let signal: AbortSignal | undefined;
+    scheduler().run(({ expectObservable }) => {
+      const t = tool((_a, ctx) => ((signal = ctx.signal), NEVER));
+      timer(8).subscribe(() => controller.abort());
+      expectObservable(runTool(t, {}, options({ signal: controller.signal }))).toBe('8ms (r|)', { r: result(TOOL_TEXTS.aborted, true) });
+    });
+    expect(signal!.aborted).toBe(true);
+  });
+
+  it('answers at once when the run’s signal is already aborted, without running the tool', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    let ran = false;
+    const out = await collect(tool(() => ((ran = true), NEVER)), {}, { signal: controller.signal });
+    expect(out).toEqual([result(TOOL_TEXTS.aborted, true)]);
+    expect(ran).toBe(false);
+  });
+
+  it('unsubscribing aborts the tool’s signal and unsubscribes its Observable', () => {
+    let signal: AbortSignal | undefined;
+    let torndown = false;
+    scheduler().run(({ expectObservable }) => {
+      const t = tool((_a, ctx) => ((signal = ctx.signal), NEVER.pipe(finalize(() => (torndown = true)))));
+      expectObservable(runTool(t, {}, options()), '^ 5ms !').toBe('');
+    });
+    expect(signal!.aborted).toBe(true);
+    expect(torndown).toBe(true);
+  });
+
+  it('does not abort the signal of a tool that finished', async () => {
+    let signal: AbortSignal | undefined;
+    await collect(tool((_a, ctx) => ((signal = ctx.signal), 'done')));
+    expect(signal!.aborted).toBe(false);
+  });
+
+  it('unlinks from the run’s signal once finished: aborting later does not reach the tool', async () => {
+    const controller = new AbortController();
+    let signal: AbortSignal | undefined;
+    await collect(tool((_a, ctx) => ((signal = ctx.signal), 'done')), {}, { signal: controller.signal });
+    controller.abort();
+    expect(signal!.aborted).toBe(false);
+  });
+
+  it('ignores ctx.onUpdate / onProgress calls after the result', async () => {
+    let late: ToolContext | undefined;
+    const out = await collect(tool((_a, ctx) => ((late = ctx), 'done')));
+    late!.onUpdate('too late');
+    late!.onProgress('too late');
+    expect(out).toEqual([result('done')]);
+  });
+
+  it('streams ctx.onUpdate and ctx.onProgress as they are called', () => {
+    scheduler().run(({ expectObservable }) => {
+      const t = tool((_a, ctx) => {
+        timer(2, ctx.scheduler).subscribe(() => ctx.onUpdate('half'));
+        timer(4, ctx.scheduler).subscribe(() => ctx.onProgress('almost'));
+        return timer(6, ctx.scheduler).pipe(map(() => 'done'));
+      });
+      expectObservable(runTool(t, {}, options())).toBe('--u-p-(r|)', {
+        u: { kind: 'update', partial: text('half') },
+        p: { kind: 'progress', text: 'almost' },
+        r: result('done'),
+      });
+    });
+  });
+});
