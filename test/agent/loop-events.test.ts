@@ -160,7 +160,7 @@ describe('ids and continuations', () => {
     const noIds = { systemPrompt: '', messages: [userMessage('x', 0)], tools: [] };
     await expect(events(agentLoopContinue(noIds, config([])))).rejects.toMatchObject({ code: 'MissingIds', message: expect.stringContaining('agentId') });
     await expect(events(agentLoopContinue(context([], []), config([])))).rejects.toMatchObject({ code: 'InvalidContinue' });
-    const assistantTail = (await run([{ text: 'ok' }], [])).find((e) => e.type === 'AgentEnd') as { messages: never[] };
+    const assistantTail = (await run([{ text: 'ok' }], [])).find((e) => e.type === 'AgentEnd') as unknown as { messages: never[] };
     await expect(events(agentLoopContinue(context([], assistantTail.messages), config([])))).rejects.toMatchObject({
       code: 'InvalidContinue',
       message: expect.stringContaining('assistant'),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defer, of, Observable } from 'rxjs';
-import { agentLoop, InputVerdict, MessageQueue, textOf, toolUpdate, userMessage, type AnyTool, type LoopHooks } from '../../src/index.js';
+import { agentLoop, InputVerdict, MessageQueue, textOf, toolUpdate, userMessage, type AgentEvent, type AgentMessage, type AnyTool, type LoopHooks } from '../../src/index.js';
 import { addTool, agentEnd, config, context, events, run } from './helpers.js';
 
 const toolCycle = [{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] }, { text: 'three' }];
@@ -60,7 +60,7 @@ describe('hooks (spec 003)', () => {
     const all = await run(toolCycle, [streaming], {
       hooks: { beforeToolExecutionUpdate: (_n, _id, text) => text !== 'half', afterToolExecutionUpdate: (_n, _id, text) => void after.push(text) },
     });
-    expect(all.filter((e) => e.type === 'ToolExecutionUpdate').map((e) => textOf((e as { partialResult: { content: [] } }).partialResult))).toEqual(['almost']);
+    expect(all.filter((e) => e.type === 'ToolExecutionUpdate').map((e) => textOf((e as Extract<AgentEvent, { type: "ToolExecutionUpdate" }>).partialResult))).toEqual(['almost']);
     expect(after).toEqual(['almost']);
     expect(all.find((e) => e.type === 'ToolExecutionEnd')).toMatchObject({ isError: false, result: { content: [{ text: 'done' }] } });
   });
@@ -82,8 +82,8 @@ describe('hooks (spec 003)', () => {
 });
 
 describe('input filters', () => {
-  const noSecrets = (m: { content?: unknown }) =>
-    JSON.stringify(m.content).includes('password') ? InputVerdict.reject('contains a password') : InputVerdict.pass();
+  const noSecrets = (m: AgentMessage) =>
+    JSON.stringify(m).includes('password') ? InputVerdict.reject('contains a password') : InputVerdict.pass();
 
   it('Reject: exactly AgentStart, InputRejected, AgentEnd; the context is unchanged', async () => {
     const history = [userMessage('earlier', 0)];

@@ -23,7 +23,7 @@ describe('subAgentTool', () => {
     expect(childEvents.find((e) => e.type === 'TurnStart')).toMatchObject({ triggeredBy: 'subAgent' });
     const end = all.find((e) => e.type === 'ToolExecutionEnd');
     expect(end).toMatchObject({ childLoopId: start.loopId, isError: false, result: { content: [{ text: 'The answer is 42.' }] } });
-    const updates = all.filter((e) => e.type === 'ToolExecutionUpdate').map((e) => textOf((e as { partialResult: never }).partialResult));
+    const updates = all.filter((e) => e.type === 'ToolExecutionUpdate').map((e) => textOf((e as Extract<AgentEvent, { type: "ToolExecutionUpdate" }>).partialResult));
     expect(updates.at(-1)).toBe('The answer is 42.');
     expect(agentEnd(all).stopReason).toBe('stop');
   });
