@@ -127,13 +127,14 @@ export function agentLoopParallel(
       if (end.rejection !== undefined) o.rejection = end.rejection;
       o.failed = end.stopReason === 'error' || end.stopReason === 'aborted' || end.rejection !== undefined;
       o.finishOrder = finished++;
-      if (s.race && !o.failed && winner === undefined) {
-        winner = b.index;
-        for (const other of branches) {
-          if (other === b || outcomes[other.index]!.finishOrder >= 0) continue;
-          outcomes[other.index]!.cancelled = true;
-          other.abort.abort(new AgentError('StrategyError', `branch ${b.index} (${b.loopId}) won the race`));
-        }
+      if (s.race && !o.failed && winner === undefined) winner = b.index;
+    };
+    // Called when the winner's stream is over, so its AgentEnd reaches subscribers before the losers' ones.
+    const cancelLosers = (b: Branch): void => {
+      for (const other of branches) {
+        if (other === b || outcomes[other.index]!.finishOrder >= 0) continue;
+        outcomes[other.index]!.cancelled = true;
+        other.abort.abort(new AgentError('StrategyError', `branch ${b.index} (${b.loopId}) won the race`));
       }
     };
     const fail = (b: Branch, error: unknown): void => {
@@ -144,16 +145,24 @@ export function agentLoopParallel(
       o.finishOrder = finished++;
     };
     const branch$ = (b: Branch): Observable<AgentEvent> =>
-      defer(() => (b.prompts.length > 0 ? agentLoop(b.prompts, b.context, b.config) : agentLoopContinue(b.context, b.config))).pipe(
-        tap((e) => {
-          if (e.type === 'AgentEnd' && e.loopId === b.loopId) settle(b, e);
-        }),
-        catchError((error: unknown) => {
-          fail(b, error);
+      concat(
+        defer(() => (b.prompts.length > 0 ? agentLoop(b.prompts, b.context, b.config) : agentLoopContinue(b.context, b.config))).pipe(
+          tap((e) => {
+            if (e.type === 'AgentEnd' && e.loopId === b.loopId) settle(b, e);
+          }),
+          catchError((error: unknown) => {
+            fail(b, error);
+            return EMPTY;
+          }),
+        ),
+        defer(() => {
+          if (outcomes[b.index]!.finishOrder < 0) {
+            fail(b, new AgentError('InvalidConfig', `branch ${b.index} (${b.loopId}) completed without an AgentEnd event; did an events operator drop it?`));
+          }
+          if (winner === b.index) cancelLosers(b);
           return EMPTY;
         }),
-        finalize(() => b.dispose()),
-      );
+      ).pipe(finalize(() => b.dispose()));
 
     const start: ParallelLoopStartEvent = { type: 'ParallelLoopStart', sessionId, loopIds: [...loopIds], timestamp: scheduler.now() };
     const input: ParallelOutcomes = {
@@ -209,6 +218,11 @@ export function agentLoopParallelResult(
  * parallelResult()
  * output:  ----------r|       (r: ParallelResult)
  * ```
+ *
+ * @example
+ * agentLoopParallel(prompts, context, configs, Evaluation.TokenEfficient)
+ *   .pipe(recordSession(recorder), parallelResult())
+ *   .subscribe(({ selectedContext }) => (conversation = selectedContext));
  */
 export function parallelResult(): OperatorFunction<AgentEvent, ParallelResult> {
   return (source) =>

@@ -4,7 +4,7 @@ import {
 } from 'rxjs';
 import type { AgentEvent, CompactionEndEvent } from '../types/events.js';
 import {
-  type AgentMessage, type AssistantMessage, type LlmMessage, type StopReason, type ToolResultMessage,
+  type AgentMessage, type AssistantMessage, type LlmMessage, type Message, type StopReason, type ToolResultMessage,
   isExtension, toLlmMessages, toolCallsOf,
 } from '../types/message.js';
 import type { ToolCall } from '../types/content.js';
@@ -361,6 +361,13 @@ export class Run {
 
   private buildRequest$(): Observable<AgentEvent> {
     const c = this.config;
+    if (!c.asyncTransformContext && !c.transformContext && !c.operators?.context && !c.getApiKey) {
+      // Nothing to await or to guard against: build the request at once (every turn of a plain run).
+      return defer(() => {
+        this.setRequest(this.requestFor(this.messages.slice(), c.model.apiKey));
+        return this.drainHookErrors();
+      });
+    }
     return defer(() => {
       let messages$: Observable<AgentMessage[]> = of(this.messages.slice());
       const asyncTransform = c.asyncTransformContext;
@@ -377,14 +384,16 @@ export class Run {
             map((apiKey) => this.requestFor(messages, apiKey)),
           ),
         ),
-        tap((request) => {
-          this.request = request;
-          this.fresh = [];
-        }),
+        tap((request) => this.setRequest(request)),
         ignoreElements(),
         (built$) => concat(built$, defer(() => this.drainHookErrors())),
       );
     });
+  }
+
+  private setRequest(request: StreamRequest): void {
+    this.request = request;
+    this.fresh = [];
   }
 
   private requestFor(messages: AgentMessage[], apiKey: string | undefined): StreamRequest {
@@ -392,7 +401,7 @@ export class Run {
     return {
       model: c.model,
       systemPrompt: this.context.systemPrompt,
-      messages: c.convertToLlm ? c.convertToLlm(messages) : toLlmMessages(messages),
+      messages: c.convertToLlm ? c.convertToLlm(messages) : this.llmMessages(messages),
       tools: this.toolDefs,
       thinkingLevel: c.thinkingLevel ?? 'off',
       ...(c.maxTokens !== undefined ? { maxTokens: c.maxTokens } : {}),
@@ -401,6 +410,26 @@ export class Run {
       ...(apiKey !== undefined ? { apiKey } : {}),
       sessionId: this.sessionId,
     };
+  }
+
+  /** What the provider sees of each message, made once per message (`null`: not sent). */
+  private readonly llmViews = new WeakMap<AgentMessage, Message | null>();
+
+  /**
+   * `toLlmMessages`, remembering each message's view: messages are not changed once recorded, and
+   * converting the whole conversation again on every turn would make a long run quadratic.
+   */
+  private llmMessages(messages: readonly AgentMessage[]): Message[] {
+    const out: Message[] = [];
+    for (const m of messages) {
+      let view = this.llmViews.get(m);
+      if (view === undefined) {
+        view = toLlmMessages([m])[0] ?? null;
+        this.llmViews.set(m, view);
+      }
+      if (view !== null) out.push(view);
+    }
+    return out;
   }
 
   // ---- the model call -----------------------------------------------------------------------

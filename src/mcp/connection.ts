@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Implementation, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError, errorMessage } from '../types/errors.js';
 import { isFinalToolResult, toolProgress } from '../types/tool.js';
@@ -136,11 +137,8 @@ export async function connectMcpStdio(params: McpStdioParams): Promise<McpConnec
       const stderr = transport.stderr;
       return stderr ? `${why}; stderr: ${lastChars(stderr, 500)}` : why;
     };
-    const client = newClient(params);
-    const progress = new ProgressRouter();
-    progress.attach(transport);
     try {
-      await client.connect(transport, { timeout: params.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS });
+      return await openSession(params, transport, 'stdio', describe);
     } catch (error) {
       await transport.close().catch(() => undefined);
       throw new McpConnectionError(
@@ -149,7 +147,6 @@ export async function connectMcpStdio(params: McpStdioParams): Promise<McpConnec
         { cause: error },
       );
     }
-    return { client, progress, kind: 'stdio', describeDisconnect: describe };
   };
   return McpConnectionImpl.open(params, fallbackName, open);
 }
@@ -166,37 +163,24 @@ export async function connectMcpHttp(params: McpHttpParams): Promise<McpConnecti
   const url = new URL(params.url);
   const fallbackName = params.name ?? url.host;
   const requestInit: RequestInit = { headers: { ...params.headers } };
-  const timeout = params.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS;
   const mode = params.transport ?? 'auto';
   const fail = (how: string, error: unknown) =>
     new McpConnectionError(fallbackName, `Could not connect to MCP server ${fallbackName} at ${url.origin}${url.pathname} over ${how}: ${errorMessage(error)}`, { cause: error });
 
+  const describe = () => 'connection closed';
   const open: Opener = async () => {
-    const describe = () => 'connection closed';
     if (mode !== 'sse') {
-      const client = newClient(params);
-      const progress = new ProgressRouter();
-      const transport = new StreamableHTTPClientTransport(url, { requestInit });
-      progress.attach(transport);
       try {
-        await client.connect(transport, { timeout });
-        return { client, progress, kind: 'streamableHttp', describeDisconnect: describe };
+        return await openSession(params, new StreamableHTTPClientTransport(url, { requestInit }), 'streamableHttp', describe);
       } catch (error) {
-        await client.close().catch(() => undefined);
         if (mode === 'streamableHttp' || !isClientError(error)) throw fail('Streamable HTTP', error);
       }
     }
-    const client = newClient(params);
-    const progress = new ProgressRouter();
-    const transport = new SSEClientTransport(url, { requestInit });
-    progress.attach(transport);
     try {
-      await client.connect(transport, { timeout });
+      return await openSession(params, new SSEClientTransport(url, { requestInit }), 'sse', describe);
     } catch (error) {
-      await client.close().catch(() => undefined);
       throw fail(mode === 'sse' ? 'SSE' : 'Streamable HTTP (4xx) nor SSE', error);
     }
-    return { client, progress, kind: 'sse', describeDisconnect: describe };
   };
   return McpConnectionImpl.open(params, fallbackName, open);
 }
@@ -206,8 +190,18 @@ function isClientError(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500;
 }
 
-function newClient(options: McpConnectOptions): Client {
-  return new Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} });
+/** `initialize` over a fresh Client; on failure the client (and with it the transport) is closed. */
+async function openSession(options: McpConnectOptions, transport: Transport, kind: McpTransportKind, describeDisconnect: () => string): Promise<Session> {
+  const client = new Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} });
+  const progress = new ProgressRouter();
+  progress.attach(transport);
+  try {
+    await client.connect(transport, { timeout: options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS });
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+  return { client, progress, kind, describeDisconnect };
 }
 
 interface Session {
@@ -435,7 +429,9 @@ class McpConnectionImpl implements McpConnection {
     if (this.status !== 'connected' || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
       return of(errorResult(this.notConnectedMessage()));
     }
-    return of(errorResult(`MCP server ${this.name} failed to run ${toolName}: ${errorMessage(error)}`));
+    if (error instanceof McpError) return of(errorResult(`MCP server ${this.name} failed to run ${toolName}: ${errorMessage(error)}`));
+    // Not a JSON-RPC answer: the transport itself failed (HTTP server gone, session expired...).
+    return of(errorResult(`MCP server ${this.name} could not be reached to run ${toolName} (${errorMessage(error)}); call reconnect() once it is back`));
   }
 }
 

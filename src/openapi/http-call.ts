@@ -65,7 +65,8 @@ export function prepareRequest(op: OperationSpec, args: Record<string, unknown>,
   const body = op.body ? args[op.body.argKey] : undefined;
   if (op.body && body !== undefined) {
     headers['content-type'] = op.body.contentType;
-    prepared.body = op.body.encoding === 'json' ? JSON.stringify(body) : formBody(body);
+    prepared.body =
+      op.body.encoding === 'json' ? JSON.stringify(body) : op.body.encoding === 'form' ? formBody(body) : typeof body === 'string' ? body : JSON.stringify(body);
   }
   return prepared;
 }

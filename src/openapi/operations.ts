@@ -67,7 +67,8 @@ export interface OperationParam {
 export interface OperationBody {
   argKey: string;
   required: boolean;
-  encoding: 'json' | 'form';
+  /** `text`: a string sent as is (e.g. base64 image data declared as `type: string`). */
+  encoding: 'json' | 'form' | 'text';
   contentType: string;
   schema: JsonSchema;
 }
@@ -256,12 +257,14 @@ function requestBody(
   const body = op.requestBody;
   if (!body?.content) return undefined;
   const mediaTypes = Object.keys(body.content);
+  const content = body.content;
   const json = mediaTypes.find((m) => JSON_MEDIA.test(m));
-  const form = json ? undefined : mediaTypes.find((m) => FORM_MEDIA.test(m));
-  const chosen = json ?? form;
+  const form = mediaTypes.find((m) => FORM_MEDIA.test(m));
+  const text = mediaTypes.find((m) => isTextSchema(content[m]?.schema));
+  const chosen = json ?? form ?? text;
   if (!chosen) {
     if (body.required) {
-      warnings.push(`${where}: skipped, its required request body is ${mediaTypes.join(' or ')}; only JSON and form bodies are supported`);
+      warnings.push(`${where}: skipped, its required request body is ${mediaTypes.join(' or ')}; only JSON, form and string bodies are supported`);
       return null;
     }
     warnings.push(`${where}: its optional ${mediaTypes.join(' or ')} request body is not supported and is never sent`);
@@ -270,10 +273,17 @@ function requestBody(
   return {
     argKey,
     required: body.required === true,
-    encoding: json ? 'json' : 'form',
+    encoding: chosen === json ? 'json' : chosen === form ? 'form' : 'text',
     contentType: chosen,
-    schema: withDescription(toModelSchema(body.content[chosen]?.schema), body.description),
+    schema: withDescription(toModelSchema(content[chosen]?.schema), body.description),
   };
+}
+
+/** A body the model can write as one string: `type: string`, not raw binary. */
+function isTextSchema(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return false;
+  const { type, format } = schema as { type?: unknown; format?: unknown };
+  return type === 'string' && format !== 'binary';
 }
 
 function withDescription(schema: JsonSchema, description: string | undefined): JsonSchema {

@@ -187,6 +187,9 @@ export class FileSessionStore implements SessionStore {
         const fd = await open(lockFile, 'wx');
         try {
           await fd.writeFile(content, 'utf8');
+        } catch (e) {
+          await unlink(lockFile).catch(ignore); // an empty lock would block everyone for the grace time
+          throw e;
         } finally {
           await fd.close();
         }

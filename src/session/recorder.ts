@@ -65,6 +65,8 @@ interface SessionState {
 interface LoopEntry {
   record: LoopRecord;
   state: SessionState;
+  /** Its AgentStart has been seen (a parallel branch is known earlier, as Pending). */
+  started: boolean;
 }
 
 const LOOP_EVENT_TYPES: ReadonlySet<string> = new Set([
@@ -233,12 +235,14 @@ export class SessionRecorder implements AgentEventSink {
       return this.warn('AgentStart needs string agentId, sessionId and loopId', e);
     }
     const known = this.loops.get(e.loopId);
-    if (known && known.record.status !== LoopStatus.Pending) return this.warn(`duplicate AgentStart for loop ${e.loopId}`, e);
+    if (known?.started) return this.warn(`duplicate AgentStart for loop ${e.loopId}`, e);
 
+    // A loop announced by ParallelLoopStart is known before it starts, and may even have ended.
     const entry = known ?? this.newLoop(e.loopId, this.sessionFor(e.sessionId, e.agentId, e.timestamp), e.timestamp);
     const { record, state } = entry;
+    entry.started = true;
     record.agentId = e.agentId;
-    record.status = LoopStatus.Running;
+    if (record.status === LoopStatus.Pending) record.status = LoopStatus.Running;
     if (state.session.agentId === '') state.session.agentId = e.agentId;
     if (e.parentLoopId !== undefined) record.parentLoopId = e.parentLoopId;
     if (e.continuationKind !== undefined) record.continuationKind = e.continuationKind;
@@ -247,7 +251,7 @@ export class SessionRecorder implements AgentEventSink {
       record.startedAt = e.timestamp;
       placeByStart(state.session.loops, record);
     }
-    record.events.push(e);
+    record.events.unshift(e);
     touch(state, e.timestamp);
     if (!known) this.register(entry);
     if (e.parentLoopId !== undefined) this.whenKnown(e.parentLoopId, (parent) => this.linkContinuation(parent, entry));
@@ -427,7 +431,7 @@ export class SessionRecorder implements AgentEventSink {
     };
     placeByStart(state.session.loops, record);
     state.open++;
-    return { record, state };
+    return { record, state, started: false };
   }
 
   /** Makes a loop known: runs the links waiting for it, then the events that came before it. */
@@ -487,8 +491,15 @@ export class SessionRecorder implements AgentEventSink {
   }
 }
 
+/** Widens the session's time span; events may arrive out of order, so both ends can move. */
 function touch(state: SessionState, timestamp: number): void {
-  if (typeof timestamp === 'number' && timestamp > state.session.lastActiveAt) state.session.lastActiveAt = timestamp;
+  if (typeof timestamp !== 'number') return;
+  const session = state.session;
+  if (timestamp > session.lastActiveAt) session.lastActiveAt = timestamp;
+  if (timestamp < session.createdAt) {
+    session.createdAt = timestamp;
+    if (session.formation.kind === 'firstLoop') session.formation.timestamp = timestamp;
+  }
 }
 
 /** Inserts (or moves) `record` so the list stays ordered by start time; ties keep arrival order. */

@@ -3,7 +3,7 @@ import { AssistantMessageBuilder } from '../sources/providers/message-builder.js
 import { AgentError, ProviderError } from '../types/errors.js';
 import type { AgentMessage, AssistantMessage, Message } from '../types/message.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
-import type { Session } from '../session/model.js';
+import type { LoopRecord, Session } from '../session/model.js';
 
 export interface ReplayProviderOptions {
   /** Characters per text / thinking delta. Default 4 (the scripted provider's). */
@@ -61,7 +61,9 @@ type EventThunk = () => StreamEvent;
  * provider.assertComplete();
  */
 export function replayProvider(recording: Session | readonly AgentMessage[], options: ReplayProviderOptions = {}): ReplayProvider {
-  const turns = isMessageList(recording) ? turnsOf([{ messages: recording }]) : turnsOf(recording.loops);
+  const turns = isMessageList(recording)
+    ? turnsOf([{ messages: recording }])
+    : turnsOf(recording.loops.map((loop) => ({ ...loop, messages: messagesOf(loop) })));
   const chunkSize = Math.max(1, options.chunkSize ?? 4);
   const argChunks = Math.max(1, options.argChunks ?? 3);
   const delayMs = options.delayMs ?? 0;
@@ -106,6 +108,17 @@ export function replayProvider(recording: Session | readonly AgentMessage[], opt
 export function isReplayDiverged(e: unknown): boolean {
   if (e instanceof AgentError) return e.code === 'ReplayDiverged';
   return e instanceof ProviderError && e.cause instanceof AgentError && e.cause.code === 'ReplayDiverged';
+}
+
+/**
+ * A loop's messages: AgentEnd's list, or for a loop that never ended (the run was torn down and
+ * the recorder flushed) the messages its MessageEnd events carried.
+ */
+function messagesOf(loop: LoopRecord): readonly AgentMessage[] {
+  if (loop.messages.length > 0 || (loop.status !== 'aborted' && loop.status !== 'running')) return loop.messages;
+  const ended: AgentMessage[] = [];
+  for (const e of loop.events) if (e.type === 'MessageEnd') ended.push(e.message);
+  return ended;
 }
 
 function isMessageList(r: Session | readonly AgentMessage[]): r is readonly AgentMessage[] {

@@ -1,0 +1,229 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { asyncScheduler, catchError, defer, of, timer } from 'rxjs';
+import { request } from 'undici';
+import { parse as parseYaml } from 'yaml';
+import { ToolError, errorMessage } from '../types/errors.js';
+import type { ArgsValidation, JsonSchema, Tool, ToolResult } from '../types/tool.js';
+import { OpenApiSettings } from './config.js';
+import type { OpenApiConfig, OperationFilter } from './config.js';
+import { OpenApiError } from './errors.js';
+import { callOperation, prepareRequest } from './http-call.js';
+import { listOperations } from './operations.js';
+import type { OpenApiDocument, OperationSpec } from './operations.js';
+import { operationToolName, uniqueName } from './tool-name.js';
+
+/** Providers reject longer tool descriptions (OpenAI: 1024 characters). */
+const MAX_DESCRIPTION = 1024;
+
+/** The tools made from one spec. */
+export interface OpenApiTools {
+  tools: Tool[];
+  /** Operations left out and why (no operationId, unsupported body, renamed on collision...). */
+  warnings: string[];
+  /** Where the tools send their requests. */
+  baseUrl: string;
+  title: string | undefined;
+  version: string | undefined;
+  /** The settings the tools run with; prints with its secrets redacted. */
+  settings: OpenApiSettings;
+}
+
+interface Source {
+  /** For messages: a file path or URL, or "inline spec". */
+  label: string;
+  /** Base for relative `$ref`s and relative server URLs. */
+  base?: string;
+  httpBase?: URL;
+}
+
+/**
+ * Tools from an OpenAPI document held in memory: JSON or YAML text, or an already parsed object
+ * (which is not modified).
+ *
+ * @example
+ * const { tools, warnings } = await openApiToolsFromSpec(yamlText, { auth: OpenApiAuth.bearer(token) }, OperationFilter.byTag('pets'));
+ */
+export async function openApiToolsFromSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+  const settings = new OpenApiSettings(config);
+  const source: Source = { label: 'inline spec' };
+  const doc = typeof spec === 'string' ? parseSpecText(spec, source.label) : structuredClone(spec);
+  return buildTools(doc, source, settings, filter);
+}
+
+/**
+ * Tools from an OpenAPI file (JSON or YAML). Relative `$ref`s resolve against the file.
+ *
+ * @example
+ * const { tools } = await openApiToolsFromFile('./petstore.yaml', { baseUrl: 'http://127.0.0.1:8080/v1' });
+ */
+export async function openApiToolsFromFile(file: string, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+  const settings = new OpenApiSettings(config);
+  const absolute = path.resolve(file);
+  let text: string;
+  try {
+    text = await readFile(absolute, 'utf8');
+  } catch (error) {
+    throw new OpenApiError(absolute, `Cannot read the OpenAPI spec file ${absolute}: ${errorMessage(error)}`, { cause: error });
+  }
+  const source: Source = { label: absolute, base: pathToFileURL(absolute).href };
+  return buildTools(parseSpecText(text, absolute), source, settings, filter);
+}
+
+/**
+ * Tools from an OpenAPI document fetched over HTTP (through undici, within `timeoutMs`). A
+ * relative server URL in the spec resolves against this URL.
+ *
+ * @example
+ * const { tools } = await openApiToolsFromUrl('https://api.example.com/openapi.json', { namePrefix: 'example' });
+ */
+export async function openApiToolsFromUrl(url: string | URL, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+  const settings = new OpenApiSettings(config);
+  const specUrl = new URL(url);
+  const label = settings.redact(specUrl.href);
+  const text = await fetchSpec(specUrl, label, settings);
+  return buildTools(parseSpecText(text, label), { label, base: specUrl.href, httpBase: specUrl }, settings, filter);
+}
+
+async function fetchSpec(url: URL, label: string, settings: OpenApiSettings): Promise<string> {
+  const controller = new AbortController();
+  const deadline = timer(settings.timeoutMs, settings.scheduler ?? asyncScheduler).subscribe(() => controller.abort());
+  try {
+    const response = await request(url, {
+      method: 'GET',
+      headers: { accept: 'application/json, application/yaml, text/yaml, */*;q=0.5' },
+      signal: controller.signal,
+      ...(settings.dispatcher ? { dispatcher: settings.dispatcher } : {}),
+    });
+    const text = await response.body.text();
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      throw new OpenApiError(label, `Fetching the OpenAPI spec ${label} failed: HTTP ${response.statusCode}`);
+    }
+    return text;
+  } catch (error) {
+    if (error instanceof OpenApiError) throw error;
+    const why = controller.signal.aborted ? `timed out after ${settings.timeoutMs} ms` : errorMessage(error);
+    throw new OpenApiError(label, settings.redact(`Fetching the OpenAPI spec ${label} failed: ${why}`), { cause: error });
+  } finally {
+    deadline.unsubscribe();
+  }
+}
+
+/** JSON when the text starts with `{` or `[`, YAML otherwise. */
+function parseSpecText(text: string, label: string): object {
+  const json = /^\s*[[{]/.test(text);
+  let parsed: unknown;
+  try {
+    parsed = json ? JSON.parse(text) : parseYaml(text);
+  } catch (error) {
+    throw new OpenApiError(label, `The OpenAPI spec ${label} is not valid ${json ? 'JSON' : 'YAML'}: ${errorMessage(error)}`, { cause: error });
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new OpenApiError(label, `The OpenAPI spec ${label} is not an object`);
+  }
+  return parsed;
+}
+
+async function buildTools(raw: object, source: Source, settings: OpenApiSettings, filter: OperationFilter = { kind: 'all' }): Promise<OpenApiTools> {
+  // swagger-parser rewrites relative server URLs of a fetched spec and loses the port doing so;
+  // keep the servers as written and resolve them ourselves.
+  const servers = structuredClone((raw as OpenApiDocument).servers);
+  let doc: OpenApiDocument;
+  try {
+    // validate() also dereferences, in place; the object is always our own copy.
+    const api = raw as Exclude<Parameters<typeof SwaggerParser.validate>[1], string>;
+    doc = (source.base ? await SwaggerParser.validate(source.base, api, {}) : await SwaggerParser.validate(api)) as OpenApiDocument;
+  } catch (error) {
+    throw new OpenApiError(source.label, `Invalid OpenAPI spec ${source.label}: ${errorMessage(error)}`, { cause: error });
+  }
+  if (servers) doc.servers = servers;
+
+  const { operations, warnings } = listOperations(doc, filter);
+  const baseUrl = operations.length > 0 ? resolveBaseUrl(doc, settings, source) : (tryBaseUrl(doc, settings, source) ?? '');
+  const taken = new Set<string>();
+  const tools = operations.map((op) => {
+    const wanted = operationToolName(op.operationId, settings.namePrefix);
+    const name = uniqueName(wanted, taken);
+    taken.add(name);
+    if (name !== (settings.namePrefix ? `${settings.namePrefix}__${op.operationId}` : op.operationId)) {
+      warnings.push(`${op.operationId} (${op.method} ${op.path}): tool named "${name}" (tool names allow 1-64 characters of [a-zA-Z0-9_-])`);
+    }
+    return operationTool(op, name, baseUrl, settings);
+  });
+  return { tools, warnings, baseUrl, title: doc.info?.title, version: doc.info?.version, settings };
+}
+
+function tryBaseUrl(doc: OpenApiDocument, settings: OpenApiSettings, source: Source): string | undefined {
+  try {
+    return resolveBaseUrl(doc, settings, source);
+  } catch {
+    return undefined;
+  }
+}
+
+/** config.baseUrl, else the spec's first server (variables at their defaults), without a trailing slash. */
+function resolveBaseUrl(doc: OpenApiDocument, settings: OpenApiSettings, source: Source): string {
+  const candidate = settings.baseUrlOverride ?? specServer(doc, source);
+  if (candidate === undefined) {
+    throw new OpenApiError(source.label, `The OpenAPI spec ${source.label} declares no server; set config.baseUrl`);
+  }
+  let absolute: URL;
+  try {
+    absolute = source.httpBase ? new URL(candidate, source.httpBase) : new URL(candidate);
+  } catch {
+    throw new OpenApiError(source.label, `The server URL "${candidate}" of ${source.label} is not absolute and there is no spec URL to resolve it against; set config.baseUrl`);
+  }
+  return absolute.href.replace(/\/+$/, '');
+}
+
+function specServer(doc: OpenApiDocument, source: Source): string | undefined {
+  const server = doc.servers?.[0];
+  if (server) return server.url.replace(/\{([^}]+)\}/g, (whole, name: string) => server.variables?.[name]?.default ?? whole);
+  if (doc.swagger === undefined) return undefined;
+  // Swagger 2.0: scheme + host + basePath; without a host, the host that served the spec.
+  const basePath = doc.basePath ?? '';
+  if (doc.host) return `${doc.schemes?.[0] ?? source.httpBase?.protocol.replace(':', '') ?? 'https'}://${doc.host}${basePath}`;
+  return source.httpBase ? basePath || '/' : undefined;
+}
+
+function operationTool(op: OperationSpec, name: string, baseUrl: string, settings: OpenApiSettings): Tool {
+  const required = [
+    ...op.params.filter((p) => p.required).map((p) => p.argKey),
+    ...(op.body?.required ? [op.body.argKey] : []),
+  ];
+  const properties: Record<string, JsonSchema> = Object.fromEntries(op.params.map((p) => [p.argKey, p.schema]));
+  if (op.body) properties[op.body.argKey] = op.body.schema;
+  const parameters: JsonSchema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+
+  return {
+    name,
+    label: op.summary ?? op.operationId,
+    description: describe(op),
+    parameters,
+    validate: (args: unknown): ArgsValidation<Record<string, unknown>> => {
+      const value = args ?? {};
+      if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'arguments must be a JSON object' };
+      const missing = required.filter((key) => (value as Record<string, unknown>)[key] === undefined);
+      if (missing.length > 0) return { ok: false, error: `missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
+      return { ok: true, value: value as Record<string, unknown> };
+    },
+    execute: (args, ctx) =>
+      defer(() => callOperation(prepareRequest(op, args ?? {}, baseUrl, settings), settings, ctx.signal, ctx.scheduler)).pipe(
+        catchError((error: unknown) => {
+          // A request that cannot be built (missing path parameter) is the model's to fix; cancellation is not.
+          if (error instanceof ToolError && error.kind === 'invalidArgs') {
+            return of<ToolResult>({ content: [{ type: 'text', text: settings.redact(error.message) }], isError: true });
+          }
+          throw error;
+        }),
+      ),
+  };
+}
+
+function describe(op: OperationSpec): string {
+  const parts = [op.deprecated ? 'Deprecated.' : '', op.summary ?? '', op.description ?? ''].map((p) => p.trim()).filter((p) => p.length > 0);
+  const text = parts.length > 0 ? parts.join('\n\n') : `${op.method} ${op.path}`;
+  return text.length <= MAX_DESCRIPTION ? text : `${text.slice(0, MAX_DESCRIPTION - 1)}…`;
+}
