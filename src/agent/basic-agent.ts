@@ -9,6 +9,10 @@ import { AgentError } from '../types/errors.js';
 import { parseMessagesJson } from '../types/schemas.js';
 import { MessageQueue } from '../sources/queues.js';
 import { agentLoop, agentLoopContinue } from './agent-loop.js';
+import { agentLoopParallel, parallelResultOf } from './parallel.js';
+import type { Evaluator } from '../operators/evaluate-parallel.js';
+import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../mcp/index.js';
+import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
 
@@ -182,6 +186,51 @@ export class BasicAgent {
     return this.withHooks({ afterToolExecutionUpdate: fn });
   }
 
+  // ---- integrations (loaded on first use, so `import 'phi-rx'` stays light) ---------------------
+
+  /** Spawns an MCP server (env passed explicitly) and adds its tools. Keep the connection to `close()` it. */
+  async withMcpServerStdio(params: McpStdioParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
+    const { connectMcpStdio } = await import('../mcp/index.js');
+    return this.addMcpTools(await connectMcpStdio(params), tools);
+  }
+
+  /** Connects to an MCP server over Streamable HTTP (falling back to SSE) and adds its tools. */
+  async withMcpServerHttp(params: McpHttpParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
+    const { connectMcpHttp } = await import('../mcp/index.js');
+    return this.addMcpTools(await connectMcpHttp(params), tools);
+  }
+
+  /** One tool per operation of an OpenAPI spec file (JSON or YAML). Returns the warnings too. */
+  async withOpenApiFile(file: string, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+    const { openApiToolsFromFile } = await import('../openapi/index.js');
+    return this.addOpenApiTools(await openApiToolsFromFile(file, config, filter));
+  }
+
+  async withOpenApiUrl(url: string | URL, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+    const { openApiToolsFromUrl } = await import('../openapi/index.js');
+    return this.addOpenApiTools(await openApiToolsFromUrl(url, config, filter));
+  }
+
+  async withOpenApiSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+    const { openApiToolsFromSpec } = await import('../openapi/index.js');
+    return this.addOpenApiTools(await openApiToolsFromSpec(spec, config, filter));
+  }
+
+  private async addMcpTools(connection: McpConnection, options: McpToolsOptions): Promise<McpConnection> {
+    try {
+      this.withTools(...(await connection.tools(options)));
+      return connection;
+    } catch (e) {
+      await connection.close();
+      throw e;
+    }
+  }
+
+  private addOpenApiTools(loaded: OpenApiTools): OpenApiTools {
+    this.withTools(...loaded.tools);
+    return loaded;
+  }
+
   // ---- runs -----------------------------------------------------------------------------------
 
   /**
@@ -205,6 +254,51 @@ export class BasicAgent {
       this.assertIdle('continue');
       const continuation = typeof kind === 'string' ? this.continuationOf(kind) : kind;
       return this.execute((context, config) => agentLoopContinue(context, config), continuation);
+    });
+  }
+
+  /**
+   * Best-of-N: runs the prompt on N variants of this agent's config at once (each `configs[i]`
+   * overrides the agent's options: another model, provider, temperature ...), lets `strategy` pick
+   * a branch, and continues the conversation from the winner.
+   */
+  promptParallel(input: PromptInput, configs: ReadonlyArray<Partial<BasicAgentOptions>>, strategy: Evaluator): Observable<AgentEvent> {
+    return defer(() => {
+      this.assertIdle('promptParallel');
+      const prompts = toMessages(input, this.scheduler.now());
+      const controller = new AbortController();
+      const base = this.loopConfig(controller.signal);
+      const branchConfigs = configs.map((c) => ({ ...base, ...c, signal: controller.signal }) as AgentLoopConfig);
+      const loopIds = branchConfigs.map((c) => this.nextLoopId(c));
+      const context: AgentContext = {
+        systemPrompt: this.systemPrompt,
+        messages: this.conversation.slice(),
+        tools: this.tools,
+        agentId: this.agentId,
+        sessionId: this.currentSessionId,
+      };
+      this.streaming = true;
+      this.controller = controller;
+      this.lastActiveAt = this.scheduler.now();
+      const run$ = agentLoopParallel(prompts, context, branchConfigs, strategy, { signal: controller.signal, scheduler: this.scheduler, ids: this.ids, loopIds });
+      return run$.pipe(
+        tap((event) => {
+          if (event.type === 'ParallelLoopEnd') {
+            const result = parallelResultOf(event);
+            if (result) {
+              this.conversation = result.selectedContext.messages.slice();
+              this.lastLoopId = event.selectedLoopId;
+            }
+          }
+          this.eventsSubject.next(event);
+        }),
+        finalize(() => {
+          if (this.controller === controller) {
+            this.controller = undefined;
+            this.streaming = false;
+          }
+        }),
+      );
     });
   }
 

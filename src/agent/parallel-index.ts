@@ -1,5 +1,5 @@
 // Best-of-N: parallel branches and their evaluation (wired into src/index.ts by the lead).
-export { agentLoopParallel, agentLoopParallelResult, parallelResult } from './parallel.js';
+export { agentLoopParallel, agentLoopParallelResult, parallelResult, parallelResultOf } from './parallel.js';
 export type { AgentLoopParallelOptions, ParallelResult } from './parallel.js';
 export { Evaluation, candidatesOf, parseChoice, DEFAULT_JUDGE_SYSTEM_PROMPT } from './evaluation.js';
 export type { LlmJudgeConfig, LlmJudgeOptions } from './evaluation.js';

@@ -224,6 +224,11 @@ export function agentLoopParallelResult(
  *   .pipe(recordSession(recorder), parallelResult())
  *   .subscribe(({ selectedContext }) => (conversation = selectedContext));
  */
+/** The result attached to a ParallelLoopEnd that `agentLoopParallel` emitted (undefined for a copy). */
+export function parallelResultOf(event: ParallelLoopEndEvent): ParallelResult | undefined {
+  return RESULTS.get(event);
+}
+
 export function parallelResult(): OperatorFunction<AgentEvent, ParallelResult> {
   return (source) =>
     source.pipe(

@@ -191,12 +191,11 @@ class Dispatch {
       if (!checked.ok) return this.immediate(call, `Invalid arguments for tool "${call.name}": ${checked.error}`, true);
       validArgs = checked.value;
     }
-    const hooks = this.o.hooks ?? {};
+    const before = this.o.hooks?.beforeToolExecution;
+    // No gate to wait for: Start and the run follow at once (the common case, on every tool call).
+    if (!before) return concat(of(this.startEvent(call, args)), this.execute(tool, call, validArgs));
     const events: AgentEvent[] = [];
-    const before = hooks.beforeToolExecution;
-    const gate$ = before
-      ? this.safe('beforeToolExecution', () => before(call.name, call.id, args), true, events)
-      : of(true as boolean | void);
+    const gate$ = this.safe('beforeToolExecution', () => before(call.name, call.id, args), true, events);
     return gate$.pipe(
       concatMap((allowed) => {
         const errors = from(events.splice(0));
@@ -268,22 +267,15 @@ class Dispatch {
       timestamp: this.now(),
       ...(result.details === undefined ? {} : { details: result.details }),
     };
-    const stage = this.o.toolResults ?? identity;
+    const stage = this.o.toolResults;
     const after = this.o.hooks?.afterToolExecution;
+    // Neither a result stage nor an after-hook: the three events are known now (every tool call pays this path).
+    if (!stage && !after) return from([this.endEvent(call, result, message), ...this.messageEvents(message)]);
     return of(message).pipe(
-      stage,
+      stage ?? identity,
       concatMap((final) => {
         const sink: AgentEvent[] = [];
-        const end: AgentEvent = {
-          type: 'ToolExecutionEnd',
-          loopId: this.o.loopId,
-          toolCallId: call.id,
-          toolName: call.name,
-          result: { ...result, content: final.content },
-          isError: final.isError,
-          ...(result.childLoopId ? { childLoopId: result.childLoopId } : {}),
-          timestamp: this.now(),
-        };
+        const end = this.endEvent(call, result, final);
         const afterHook$ = after ? this.safe('afterToolExecution', () => after(call.name, call.id, final.isError), undefined, sink) : EMPTY;
         return concat(
           of(end),
@@ -293,6 +285,20 @@ class Dispatch {
         );
       }),
     );
+  }
+
+  /** ToolExecutionEnd, carrying the content of the final result message (a `toolResults` stage may have rewritten it). */
+  private endEvent(call: ToolCall, result: ToolResult, final: ToolResultMessage): AgentEvent {
+    return {
+      type: 'ToolExecutionEnd',
+      loopId: this.o.loopId,
+      toolCallId: call.id,
+      toolName: call.name,
+      result: { ...result, content: final.content },
+      isError: final.isError,
+      ...(result.childLoopId ? { childLoopId: result.childLoopId } : {}),
+      timestamp: this.now(),
+    };
   }
 
   private messageEvents(message: ToolResultMessage): AgentEvent[] {

@@ -5,7 +5,6 @@ export {
   setHttpDispatcher,
   httpStream,
   joinUrl,
-  redactUrl,
 } from './request.js';
 export type { HttpRequestInit, HttpStreamOptions } from './request.js';
 export { SSE_INVALID_LINE, decodeSse, sseStream, parseSseJson, streamEndedEarly } from './sse.js';

@@ -3,7 +3,7 @@ import type { SchedulerLike } from 'rxjs';
 import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ProviderError } from '../../types/errors.js';
-import { classifyHttpError, classifyNetworkError, redactSecrets } from './errors.js';
+import { classifyHttpError, classifyNetworkError } from './errors.js';
 
 /** No bytes for this long in the middle of a response body fails the stream (ms). */
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
@@ -205,9 +205,4 @@ async function readLimited(body: AsyncIterable<unknown> & { destroy?: () => void
 /** Builds `base + path`, tolerating a trailing slash on the base. */
 export function joinUrl(base: string, path: string): string {
   return `${base.replace(/\/+$/, '')}/${path.replace(/^\/+/, '')}`;
-}
-
-/** `redactSecrets` for URLs put in messages (query keys). */
-export function redactUrl(url: string, secrets?: readonly string[]): string {
-  return redactSecrets(url, secrets);
 }

@@ -1,11 +1,12 @@
-import { defer, throwError } from 'rxjs';
 import type { ModelConfig, Provider } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/index.js';
 import { streamGoogle } from './google.js';
 import type { GoogleEndpoint } from './google.js';
-import { resolveApiKey } from './protocol-kit.js';
-import type { HttpProviderOptions } from './protocol-kit.js';
+import { failFast, missingKeyError, resolveApiKey, withModelHeaders } from './provider-kit.js';
+import type { ProviderHttpOptions } from './provider-kit.js';
+
+export const GOOGLE_CLOUD_ACCESS_TOKEN_ENV = 'GOOGLE_CLOUD_ACCESS_TOKEN';
 
 /*
  * Google Vertex AI: the Gemini body and stream (google.ts) at a project/region URL, with an OAuth2
@@ -27,43 +28,40 @@ export function vertexStreamUrl(model: ModelConfig, project: string, region: str
 
 /**
  * A Provider for Gemini on Vertex AI. Placement comes from `model.project` / `model.region`
- * (else `GOOGLE_CLOUD_PROJECT` / `GOOGLE_CLOUD_LOCATION`); the bearer token from the call's key,
- * the model's `apiKey`, else `GOOGLE_CLOUD_ACCESS_TOKEN`. Invented tool-call ids are `vertex-fc-{n}`.
+ * (else `GOOGLE_CLOUD_PROJECT` / `GOOGLE_CLOUD_LOCATION`); the OAuth2 bearer token from the call's
+ * key (`getApiKey`, or a `withCredentials` wrapper), the model's `apiKey`, else
+ * `GOOGLE_CLOUD_ACCESS_TOKEN`. Invented tool-call ids are `vertex-fc-{n}`.
  *
  * @example
  * const token = credentialFrom(() => getAccessTokenSomehow());
  * registry.register('google-vertex', withCredentials(createGoogleVertexProvider(), token));
  */
-export function createGoogleVertexProvider(http: HttpProviderOptions = {}): Provider {
-  return (request, options) =>
-    defer(() => {
-      const { model } = request;
-      const project = model.project ?? process.env['GOOGLE_CLOUD_PROJECT'];
-      const region = model.region ?? process.env['GOOGLE_CLOUD_LOCATION'];
-      if (!project || !region) {
-        return throwError(() =>
-          ProviderError.other(
-            `Vertex AI model "${model.id}" needs a project and a region: set them on the ModelConfig ` +
-              `(googleVertex(id, { project, region })) or in GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION.`,
-            { provider: model.provider },
-          ),
-        );
-      }
-      const token = resolveApiKey(request, 'GOOGLE_CLOUD_ACCESS_TOKEN');
-      const endpoint: GoogleEndpoint = {
-        url: vertexStreamUrl(model, project, region),
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...model.headers,
-        },
-        provider: model.provider,
-        secrets: token ? [token] : [],
-        idPrefix: 'vertex-fc-',
-      };
-      return streamGoogle(request, options, endpoint, http);
-    });
+export function createGoogleVertexProvider(http: ProviderHttpOptions = {}): Provider {
+  return (request, options) => {
+    const { model } = request;
+    const env = http.env ?? process.env;
+    const project = model.project ?? env['GOOGLE_CLOUD_PROJECT'];
+    const region = model.region ?? env['GOOGLE_CLOUD_LOCATION'];
+    if (!project || !region) {
+      return failFast(
+        ProviderError.other(
+          `Vertex AI model "${model.id}" needs a project and a region: set them on the ModelConfig ` +
+            `(googleVertex(id, { project, region })) or in GOOGLE_CLOUD_PROJECT / GOOGLE_CLOUD_LOCATION.`,
+          { provider: model.provider },
+        ),
+      );
+    }
+    const token = resolveApiKey(request, GOOGLE_CLOUD_ACCESS_TOKEN_ENV, http);
+    if (!token) return failFast(missingKeyError(model, GOOGLE_CLOUD_ACCESS_TOKEN_ENV));
+    const endpoint: GoogleEndpoint = {
+      url: vertexStreamUrl(model, project, region),
+      headers: withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` }, model),
+      provider: model.provider,
+      secrets: [token],
+      idPrefix: 'vertex-fc-',
+    };
+    return streamGoogle(request, options, endpoint, http);
+  };
 }
 
 /** The Vertex AI Provider with default transport settings. */

@@ -8,8 +8,10 @@ import { ProviderError } from '../../types/errors.js';
 import { classifyStreamError, excerpt, joinUrl, parseSseJson, redactSecrets, sseStream, SSE_INVALID_LINE, streamEndedEarly } from '../http/index.js';
 import type { SseEvent } from '../http/index.js';
 import { AssistantMessageBuilder } from './message-builder.js';
-import { compact, isOwnMessage, parseWire, resolveApiKey, toolResultImages, toolResultText } from './protocol-kit.js';
-import type { HttpProviderOptions, WireParser } from './protocol-kit.js';
+import { compact, isOwnMessage, parseWire, toolResultImages } from './protocol-kit.js';
+import type { WireParser } from './protocol-kit.js';
+import { failFast, missingKeyError, repairToolPairs, resolveApiKey, thinkingAsText, toolResultText, withModelHeaders } from './provider-kit.js';
+import type { ProviderHttpOptions } from './provider-kit.js';
 
 /*
  * Google Generative AI (Gemini) `streamGenerateContent?alt=sse`; Vertex AI speaks the same
@@ -102,7 +104,7 @@ export function buildGoogleContents(messages: readonly Message[], model: ModelCo
     if (last && last.role === role) last.parts.push(...parts);
     else contents.push({ role, parts });
   };
-  for (const message of messages) {
+  for (const message of repairToolPairs(messages)) {
     if (message.role === 'user') push('user', userParts(message));
     else if (message.role === 'assistant') push('model', modelParts(message, isOwnMessage(message, model), idPrefix));
     else push('user', toolResultParts(message, idPrefix));
@@ -120,7 +122,7 @@ function modelParts(message: AssistantMessage, own: boolean, idPrefix: string): 
   for (const block of message.content) {
     if (block.type === 'thinking') {
       if (own && block.signature) pending = block;
-      else if (!own && block.thinking.trim() !== '') parts.push({ text: block.thinking });
+      else if (!own && block.thinking.trim() !== '') parts.push({ text: thinkingAsText(block.thinking) });
       continue;
     }
     const signature = pending?.signature;
@@ -389,7 +391,7 @@ export function streamGoogle(
   request: StreamRequest,
   options: ProviderOptions,
   endpoint: GoogleEndpoint,
-  http: HttpProviderOptions = {},
+  http: ProviderHttpOptions = {},
 ): Observable<StreamEvent> {
   return defer(() => {
     const scheduler = options.scheduler ?? asyncScheduler;
@@ -399,7 +401,15 @@ export function streamGoogle(
     return sseStream(
       endpoint.url,
       { method: 'POST', headers: endpoint.headers, body },
-      { provider: endpoint.provider, secrets: endpoint.secrets, signal: options.signal, scheduler, ...http },
+      {
+        provider: endpoint.provider,
+        secrets: endpoint.secrets,
+        signal: options.signal,
+        scheduler,
+        idleTimeoutMs: http.idleTimeoutMs,
+        requestTimeoutMs: http.requestTimeoutMs,
+        dispatcher: http.dispatcher,
+      },
     ).pipe(parseWire(builder, parser));
   });
 }
@@ -409,33 +419,32 @@ export function geminiStreamUrl(model: ModelConfig): string {
   return joinUrl(model.baseUrl ?? GEMINI_BASE_URL, `v1beta/models/${encodeURIComponent(model.id)}:streamGenerateContent?alt=sse`);
 }
 
+export const GEMINI_API_KEY_ENV = 'GEMINI_API_KEY';
+/** Read when GEMINI_API_KEY is not set. */
+export const GOOGLE_API_KEY_ENV = 'GOOGLE_API_KEY';
+
 /**
  * A Provider for the Gemini API. The key (the call's, the model's, else `GEMINI_API_KEY` /
- * `GOOGLE_API_KEY`) travels in the `x-goog-api-key` header, which Google accepts as the `?key=`
- * query parameter of spec 000 §5, so that it never sits in a URL that a proxy might log.
+ * `GOOGLE_API_KEY`) travels in the `x-goog-api-key` header, which Google accepts in place of the
+ * `?key=` query parameter of spec 000 §5, so that it never sits in a URL a proxy might log.
  *
  * @example
  * registry.register('google-generative-ai', createGoogleProvider({ idleTimeoutMs: 30_000 }));
  */
-export function createGoogleProvider(http: HttpProviderOptions = {}): Provider {
-  return (request, options) =>
-    defer(() => {
-      const { model } = request;
-      const key = resolveApiKey(request, 'GEMINI_API_KEY', 'GOOGLE_API_KEY');
-      const endpoint: GoogleEndpoint = {
-        url: geminiStreamUrl(model),
-        headers: {
-          'content-type': 'application/json',
-          accept: 'text/event-stream',
-          ...(key ? { 'x-goog-api-key': key } : {}),
-          ...model.headers,
-        },
-        provider: model.provider,
-        secrets: key ? [key] : [],
-        idPrefix: 'google-fc-',
-      };
-      return streamGoogle(request, options, endpoint, http);
-    });
+export function createGoogleProvider(http: ProviderHttpOptions = {}): Provider {
+  return (request, options) => {
+    const { model } = request;
+    const key = resolveApiKey(request, GEMINI_API_KEY_ENV, http) ?? resolveApiKey(request, GOOGLE_API_KEY_ENV, http);
+    if (!key) return failFast(missingKeyError(model, GEMINI_API_KEY_ENV));
+    const endpoint: GoogleEndpoint = {
+      url: geminiStreamUrl(model),
+      headers: withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', 'x-goog-api-key': key }, model),
+      provider: model.provider,
+      secrets: [key],
+      idPrefix: 'google-fc-',
+    };
+    return streamGoogle(request, options, endpoint, http);
+  };
 }
 
 /** The Gemini Provider with default transport settings. */

@@ -4,7 +4,7 @@ import type { ImageContent, TextContent } from '../../types/content.js';
 import type { AssistantMessage, Message, StopReason } from '../../types/message.js';
 import type { ModelConfig, OpenAiCompat, Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
 import { joinUrl } from '../http/request.js';
-import { classifyStreamError, errorTypeOf, providerMessageOf } from '../http/errors.js';
+import { classifyStreamError } from '../http/errors.js';
 import { SSE_INVALID_LINE, parseSseJson, streamEndedEarly } from '../http/sse.js';
 import type { SseEvent } from '../http/sse.js';
 import type { AssistantMessageBuilder } from './message-builder.js';
@@ -334,9 +334,9 @@ export function chatCompletionsReader(builder: AssistantMessageBuilder, model: M
     onEvent: (sse: SseEvent) => {
       if (sse.data === '[DONE]') return [finish()];
       if (sse.event === SSE_INVALID_LINE) {
-        if (errorTypeOf(sse.data) !== undefined || providerMessageOf(sse.data) !== sse.data.trim()) {
-          fail({ message: providerMessageOf(sse.data), type: errorTypeOf(sse.data) });
-        }
+        // Not SSE: some servers answer with a bare JSON error body and status 200.
+        const bare = tryParseObject(sse.data);
+        if (bare?.error) fail(bare.error);
         return [];
       }
       const chunk = parseSseJson<ChatChunk>(sse.data, provider, secrets);
@@ -348,6 +348,15 @@ export function chatCompletionsReader(builder: AssistantMessageBuilder, model: M
       return [finish()];
     },
   };
+}
+
+function tryParseObject(text: string): ChatChunk | undefined {
+  try {
+    const value: unknown = JSON.parse(text);
+    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as ChatChunk) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,15 +7,11 @@ import { ProviderError } from '../../types/errors.js';
 import { classifyStreamError, excerpt, joinUrl, parseSseJson, redactSecrets, sseStream, SSE_INVALID_LINE, streamEndedEarly } from '../http/index.js';
 import type { SseEvent } from '../http/index.js';
 import { AssistantMessageBuilder } from './message-builder.js';
-import {
-  compact,
-  isOwnMessage,
-  parseWire,
-  resolveApiKey,
-  toolResultImages,
-  toolResultText,
-} from './protocol-kit.js';
-import type { HttpProviderOptions, WireParser } from './protocol-kit.js';
+import { compact, isOwnMessage, parseWire, toolResultImages } from './protocol-kit.js';
+import type { WireParser } from './protocol-kit.js';
+import { failFast, missingKeyError, repairToolPairs, resolveApiKey, thinkingAsText, toolResultText, withModelHeaders } from './provider-kit.js';
+import type { ProviderHttpOptions } from './provider-kit.js';
+import { openAiKeyEnv } from './openai-completions.js';
 
 /*
  * OpenAI Responses API (`POST {baseUrl}/responses`, SSE). Also spoken by Azure OpenAI's v1
@@ -129,7 +125,7 @@ export function buildResponsesBody(request: StreamRequest): ResponsesRequestBody
 /** Converts the conversation into Responses `input` items. */
 export function buildResponsesInput(messages: readonly Message[], request: Pick<StreamRequest, 'model'>): ResponsesInputItem[] {
   const items: ResponsesInputItem[] = [];
-  for (const message of messages) {
+  for (const message of repairToolPairs(messages)) {
     if (message.role === 'user') items.push(userItem(message));
     else if (message.role === 'assistant') items.push(...assistantItems(message, isOwnMessage(message, request.model)));
     else items.push(toolOutputItem(message));
@@ -164,7 +160,7 @@ function assistantItems(message: AssistantMessage, own: boolean): ResponsesInput
       const signature = own ? parseResponsesSignature(block.signature) : undefined;
       if (signature) pending = signature;
       // Another provider's thinking cannot be replayed as reasoning; it still informs the model as text.
-      else if (!own && block.thinking.trim() !== '') items.push(assistantText(block.thinking));
+      else if (!own && block.thinking.trim() !== '') items.push(assistantText(thinkingAsText(block.thinking)));
       continue;
     }
     const item: AssistantOutputItem =
@@ -459,7 +455,7 @@ export function streamResponses(
   request: StreamRequest,
   options: ProviderOptions,
   endpoint: ResponsesEndpoint,
-  http: HttpProviderOptions = {},
+  http: ProviderHttpOptions = {},
 ): Observable<StreamEvent> {
   return defer(() => {
     const scheduler = options.scheduler ?? asyncScheduler;
@@ -469,40 +465,47 @@ export function streamResponses(
     return sseStream(
       endpoint.url,
       { method: 'POST', headers: endpoint.headers, body },
-      { provider: endpoint.provider, secrets: endpoint.secrets, signal: options.signal, scheduler, ...http },
+      {
+        provider: endpoint.provider,
+        secrets: endpoint.secrets,
+        signal: options.signal,
+        scheduler,
+        idleTimeoutMs: http.idleTimeoutMs,
+        requestTimeoutMs: http.requestTimeoutMs,
+        dispatcher: http.dispatcher,
+      },
     ).pipe(parseWire(builder, parser));
   });
 }
 
 /**
  * A Provider for the OpenAI Responses API: `POST {baseUrl ?? https://api.openai.com/v1}/responses`
- * with `Authorization: Bearer <key>` (the call's key, the model's, else `OPENAI_API_KEY`).
+ * with `Authorization: Bearer <key>`. The key comes from the call, the model, or the provider's
+ * environment variable (`OPENAI_API_KEY` for OpenAI, the preset's for known compatible backends,
+ * see `openAiKeyEnv`); local servers and unknown backends may run without one.
  *
  * @example
  * registry.register('openai-responses', createOpenAiResponsesProvider({ idleTimeoutMs: 30_000 }));
  */
-export function createOpenAiResponsesProvider(http: HttpProviderOptions = {}): Provider {
-  return (request, options) =>
-    defer(() => {
-      const { model } = request;
-      const key = resolveApiKey(request, model.provider === 'openai' ? 'OPENAI_API_KEY' : `${envName(model.provider)}_API_KEY`);
-      const headers: Record<string, string> = {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        ...(key ? { authorization: `Bearer ${key}` } : {}),
-        ...model.headers,
-      };
-      const endpoint: ResponsesEndpoint = {
-        url: joinUrl(model.baseUrl ?? OPENAI_BASE_URL, 'responses'),
-        headers,
-        provider: model.provider,
-        secrets: key ? [key] : [],
-      };
-      return streamResponses(request, options, endpoint, http);
-    });
+export function createOpenAiResponsesProvider(http: ProviderHttpOptions = {}): Provider {
+  return (request, options) => {
+    const { model } = request;
+    const envVar = openAiKeyEnv(model.provider);
+    const key = resolveApiKey(request, envVar, http);
+    if (!key && envVar !== undefined) return failFast(missingKeyError(model, envVar));
+    const headers = withModelHeaders(
+      { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      model,
+    );
+    const endpoint: ResponsesEndpoint = {
+      url: joinUrl(model.baseUrl ?? OPENAI_BASE_URL, 'responses'),
+      headers,
+      provider: model.provider,
+      secrets: key ? [key] : [],
+    };
+    return streamResponses(request, options, endpoint, http);
+  };
 }
 
 /** The OpenAI Responses Provider with default transport settings. */
 export const openaiResponsesProvider: Provider = createOpenAiResponsesProvider();
-
-const envName = (provider: string): string => provider.toUpperCase().replace(/[^A-Z0-9]+/g, '_');

@@ -1,10 +1,10 @@
 import { Observable } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import type { Dispatcher } from 'undici';
-import type { ModelConfig, StreamEvent, StreamRequest } from '../../types/provider.js';
+import type { ModelConfig, StreamEvent } from '../../types/provider.js';
 import type { AssistantMessage, ToolResultMessage } from '../../types/message.js';
 import type { ImageContent } from '../../types/content.js';
 import type { AssistantMessageBuilder } from './message-builder.js';
+import { ProviderError } from '../../types/errors.js';
 
 /**
  * Turns a protocol's decoded wire events (SSE JSON chunks, AWS event-stream messages) into
@@ -64,7 +64,7 @@ export function parseWire<T>(builder: AssistantMessageBuilder, parser: WireParse
         complete: () => {
           if (!done && !settle(() => parser.end(emit))) return;
           if (!done) {
-            subscriber.error(new Error('WireParser.end produced no done event'));
+            subscriber.error(ProviderError.other(`${builder.partial.provider} stream produced no final message`, { provider: builder.partial.provider }));
             return;
           }
           subscriber.complete();
@@ -74,40 +74,12 @@ export function parseWire<T>(builder: AssistantMessageBuilder, parser: WireParse
     });
 }
 
-/** Transport knobs shared by the HTTP providers of this package (see `httpStream`). */
-export interface HttpProviderOptions {
-  /** Max gap between two body chunks, ms (default 60 000). */
-  idleTimeoutMs?: number;
-  /** Max time from sending to the first body byte, ms (default 120 000). */
-  requestTimeoutMs?: number;
-  /** This provider's undici dispatcher; default the shared one (`setHttpDispatcher`). */
-  dispatcher?: Dispatcher;
-}
-
-/** The key for this call: the loop's per-call key, the model's own, else the named environment variable. */
-export function resolveApiKey(request: StreamRequest, ...envVars: string[]): string | undefined {
-  const explicit = request.apiKey ?? request.model.apiKey;
-  if (explicit) return explicit;
-  for (const name of envVars) {
-    const value = process.env[name];
-    if (value) return value;
-  }
-  return undefined;
-}
-
 /**
  * True when an assistant message was produced by the same provider as the model about to be
  * called, so that its thinking signatures can be echoed back; otherwise thinking travels as text.
  */
 export function isOwnMessage(message: AssistantMessage, model: ModelConfig): boolean {
   return message.provider === model.provider;
-}
-
-/** The text blocks of a tool result joined, the form most protocols take tool output in. */
-export function toolResultText(message: ToolResultMessage): string {
-  const parts: string[] = [];
-  for (const c of message.content) if (c.type === 'text') parts.push(c.text);
-  return parts.join('\n');
 }
 
 /** Base64 image blocks of a tool result. */

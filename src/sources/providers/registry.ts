@@ -4,6 +4,7 @@ import { throwError } from 'rxjs';
 import { anthropicProvider } from './anthropic.js';
 import { openAiCompletionsProvider } from './openai-completions.js';
 import { azureOpenAiProvider } from './azure-openai.js';
+import { registerBuiltinProvidersB } from './builtin-b.js';
 
 /**
  * Dispatches a model to the Provider for its wire protocol. `agentLoop` uses the default
@@ -52,9 +53,6 @@ export function registerBuiltinProvidersA(registry: ProviderRegistry): ProviderR
  * closures; heavy dependencies (the AWS codecs) are imported only when a Bedrock stream starts.
  */
 export function defaultProviderRegistry(): ProviderRegistry {
-  if (defaultRegistry === undefined) {
-    defaultRegistry = registerBuiltinProvidersA(new ProviderRegistry());
-    // TODO(providers-b): registerBuiltinProvidersB(defaultRegistry) once src/sources/providers/builtin-b.ts exists.
-  }
+  defaultRegistry ??= registerBuiltinProvidersB(registerBuiltinProvidersA(new ProviderRegistry()));
   return defaultRegistry;
 }
