@@ -277,28 +277,14 @@ export class BasicAgent {
         agentId: this.agentId,
         sessionId: this.currentSessionId,
       };
-      this.streaming = true;
-      this.controller = controller;
-      this.lastActiveAt = this.scheduler.now();
       const run$ = agentLoopParallel(prompts, context, branchConfigs, strategy, { signal: controller.signal, scheduler: this.scheduler, ids: this.ids, loopIds });
-      return run$.pipe(
-        tap((event) => {
-          if (event.type === 'ParallelLoopEnd') {
-            const result = parallelResultOf(event);
-            if (result) {
-              this.conversation = result.selectedContext.messages.slice();
-              this.lastLoopId = event.selectedLoopId;
-            }
-          }
-          this.eventsSubject.next(event);
-        }),
-        finalize(() => {
-          if (this.controller === controller) {
-            this.controller = undefined;
-            this.streaming = false;
-          }
-        }),
-      );
+      return this.track(run$, controller, (event) => {
+        const result = event.type === 'ParallelLoopEnd' ? parallelResultOf(event) : undefined;
+        if (result) {
+          this.conversation = result.selectedContext.messages.slice();
+          this.lastLoopId = result.selected.loopId;
+        }
+      });
     });
   }
 
@@ -401,13 +387,20 @@ export class BasicAgent {
       ...(continuation && this.lastLoopId ? { parentLoopId: this.lastLoopId } : {}),
       ...(continuation ? { continuationKind: continuation } : {}),
     };
+    this.lastLoopId = loopId;
+    return this.track(start(context, this.loopConfig(controller.signal)), controller, (event) => {
+      if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
+    });
+  }
+
+  /** Marks the agent busy for the run's lifetime, keeps state in step, and mirrors events to `events$`. */
+  private track(run$: Observable<AgentEvent>, controller: AbortController, onEvent: (event: AgentEvent) => void): Observable<AgentEvent> {
     this.streaming = true;
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
-    this.lastLoopId = loopId;
-    return start(context, this.loopConfig(controller.signal)).pipe(
+    return run$.pipe(
       tap((event) => {
-        if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
+        onEvent(event);
         this.eventsSubject.next(event);
       }),
       finalize(() => {
