@@ -9,19 +9,11 @@
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, userMessage, type AgentEndEvent, type AgentEvent, type ModelConfig } from '../src/index.js';
-import { anthropic, openai } from '../src/sources/providers/models.js';
-import { google } from '../src/sources/providers/models-b.js';
+import { agentLoop, defineTool, userMessage, type AgentEndEvent, type AgentEvent } from '../src/index.js';
+import { liveModel } from './models.js';
 import { renderEvent } from './render.js';
 
-/** The model for the first key found in `env`, or undefined when there is none. */
-export function liveModel(env: Record<string, string | undefined> = process.env): ModelConfig | undefined {
-  const override = env['PHI_RX_LIVE_MODEL'];
-  if (env['ANTHROPIC_API_KEY']) return anthropic(override ?? 'claude-haiku-4-5', { maxTokens: 1024 });
-  if (env['OPENAI_API_KEY']) return openai(override ?? 'gpt-4o-mini', { maxTokens: 1024 });
-  if (env['GEMINI_API_KEY']) return google(override ?? 'gemini-2.5-flash', { maxTokens: 1024 });
-  return undefined;
-}
+export { liveModel };
 
 export async function main(
   options: { env?: Record<string, string | undefined>; write?: (s: string) => void } = {},

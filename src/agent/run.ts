@@ -220,7 +220,7 @@ export class Run {
 
   private turn$(): Observable<AgentEvent> {
     this.polledThisTurn = false;
-    return concat(
+    return stages(
       this.pollSteering$(), // checkpoint 6: loop re-entry
       this.beforeTurn$(),
       defer(() => (this.ended ? EMPTY : this.turnBody$())),
@@ -241,9 +241,9 @@ export class Run {
     this.partial = undefined;
     this.messageStarted = false;
     this.toolResults = [];
-    return concat(
+    return stages(
       of<AgentEvent>({ type: 'TurnStart', loopId: this.loopId, turnIndex, timestamp: this.now(), triggeredBy: this.triggerFor(turnIndex) }),
-      defer(() => (this.polledThisTurn ? EMPTY : this.pollSteering$())), // checkpoint 1: after before_turn, before the model call
+      this.config.steering ? defer(() => (this.polledThisTurn ? EMPTY : this.pollSteering$())) : EMPTY, // checkpoint 1: after before_turn, before the model call
       defer(() => this.append$(this.pending.splice(0), turnIndex)),
       this.prepare$(turnIndex),
       this.stream$(turnIndex),
@@ -287,7 +287,7 @@ export class Run {
   private request: StreamRequest | undefined;
 
   private prepare$(turnIndex: number): Observable<AgentEvent> {
-    return concat(
+    return stages(
       this.compaction$('budget'),
       this.preTurnPolicies$(turnIndex),
       defer(() => (this.ended ? EMPTY : this.buildRequest$())),
@@ -295,6 +295,7 @@ export class Run {
   }
 
   private compaction$(reason: 'budget' | 'overflow'): Observable<AgentEvent> {
+    if (!this.contextConfig) return EMPTY;
     return defer(() => {
       const cfg = this.contextConfig;
       if (!cfg) return EMPTY;
@@ -570,7 +571,8 @@ export class Run {
           ...(c.hooks ? { hooks: c.hooks } : {}),
           preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (c.policies?.preDispatch ?? []),
           messages: () => this.messages,
-          steering: this.steeringCheck(),
+          // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
+          ...(c.steering ? { steering: this.steeringCheck() } : {}),
           ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
           onStop: (reason) => (this.stopRequested = reason),
           onInject: (messages) => this.pending.push(...messages),
@@ -628,6 +630,8 @@ export class Run {
   }
 
   private pollSteering$(): Observable<AgentEvent> {
+    // No source, nothing to poll: only a steering source ever fills the buffer.
+    if (!this.config.steering) return EMPTY;
     return defer(() => {
       if (this.ended) return EMPTY;
       const taken = [...this.steeringBuffer.splice(0), ...takeQueued(this.config.steering)];
@@ -790,6 +794,16 @@ export class Run {
   private now(): number {
     return this.scheduler.now();
   }
+}
+
+/**
+ * `concat` of the stages that can emit. A stage that is EMPTY by configuration (no hook, no
+ * policy, no steering source) would still cost a subscription on every turn of every run.
+ */
+function stages(...parts: Observable<AgentEvent>[]): Observable<AgentEvent> {
+  const live = parts.filter((part) => part !== EMPTY);
+  if (live.length === 0) return EMPTY;
+  return live.length === 1 ? live[0]! : concat(...live);
 }
 
 function queuedSize(source: MessageSource | undefined): number {

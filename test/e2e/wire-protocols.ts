@@ -48,6 +48,8 @@ export interface WireProtocol {
   authorized(headers: IncomingHttpHeaders): boolean;
   /** Tool-call ids are the protocol's business; Gemini 2.x sends none. */
   callId(id: string): string | undefined;
+  /** The thoughtSignature a call must carry when echoed back (Gemini 3), if any. */
+  callSignature?(id: string): string;
   respond(turn: ScriptedTurn): FixtureResponse;
   systemPrompt(body: Body): string | undefined;
   declaredTools(body: Body): string[];
@@ -299,10 +301,11 @@ interface GeminiStyle {
 
 function geminiStream(turn: ScriptedTurn, style: GeminiStyle): FixtureResponse {
   const u = turn.usage;
-  const chunk = (parts: Json[], extra: Json = {}): Json => ({
-    candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }],
+  const chunk = (parts: Json[], candidate: Json = {}, top: Json = {}): Json => ({
+    candidates: [{ content: { role: 'model', parts }, index: 0, ...candidate }],
     modelVersion: style.modelVersion,
     responseId: 'e2e-response',
+    ...top,
   });
   const texts = pieces(turn.text);
   const data: Json[] = texts.slice(0, -1).map((text) => chunk([{ text }]));
@@ -313,17 +316,14 @@ function geminiStream(turn: ScriptedTurn, style: GeminiStyle): FixtureResponse {
     if (style.ids) functionCall['id'] = `fc-${call.id}`;
     lastParts.push(style.ids ? { functionCall, thoughtSignature: `sig-${call.id}` } : { functionCall });
   }
-  data.push(
-    chunk(lastParts, {
-      finishReason: 'STOP',
-    }),
-  );
-  data[data.length - 1]!['usageMetadata'] = {
+  const usageMetadata = {
     promptTokenCount: u.input + u.cacheRead,
     cachedContentTokenCount: u.cacheRead,
     candidatesTokenCount: u.output,
     totalTokenCount: u.input + u.cacheRead + u.output,
   };
+  // Gemini has no terminal event: the last chunk carries finishReason and the usage.
+  data.push(chunk(lastParts, { finishReason: 'STOP' }, { usageMetadata }));
   return { body: sse(data.map((d) => [undefined, d])) };
 }
 
@@ -373,6 +373,7 @@ const vertex: WireProtocol = {
   path: '/v1/projects/phi-rx-e2e/locations/europe-west4/publishers/google/models/gemini-3-pro-preview:streamGenerateContent?alt=sse',
   authorized: bearer,
   callId: (id) => `fc-${id}`,
+  callSignature: (id) => `sig-${id}`,
   respond: (turn) => geminiStream(turn, { ids: true, modelVersion: 'gemini-3-pro-preview' }),
   systemPrompt: geminiSystem,
   declaredTools: geminiTools,

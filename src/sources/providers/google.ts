@@ -212,15 +212,19 @@ const SAFETY_STOPS = new Set(['SAFETY', 'RECITATION', 'BLOCKLIST', 'PROHIBITED_C
 export class GoogleStreamParser implements WireParser<SseEvent> {
   private finishReason: string | undefined;
   private finishMessage: string | undefined;
-  private calls = 0;
+  private calls: number;
   private streamedCall: StreamedCall | undefined;
 
+  /** `firstCallIndex`: where invented ids start, so they do not repeat those of earlier turns (see {@link nextInventedCallIndex}). */
   constructor(
     private readonly builder: AssistantMessageBuilder,
     private readonly provider: string,
     private readonly idPrefix: string,
     private readonly secrets: readonly string[] = [],
-  ) {}
+    firstCallIndex = 0,
+  ) {
+    this.calls = firstCallIndex;
+  }
 
   push(sse: SseEvent, emit: (event: StreamEvent) => void): void {
     if (sse.data.trim() === '' || sse.data === '[DONE]') return;
@@ -351,6 +355,25 @@ export class GoogleStreamParser implements WireParser<SseEvent> {
   }
 }
 
+/**
+ * The number after the highest invented id (`{idPrefix}{n}`) among the conversation's tool calls,
+ * 0 when there is none. Gemini 2.x sends no call ids, so each turn would otherwise invent
+ * `{idPrefix}0` again, and ids must stay unique in case the conversation moves to a provider that
+ * requires it (Anthropic wants `tool_use` ids unique).
+ */
+export function nextInventedCallIndex(messages: readonly Message[], idPrefix: string): number {
+  let next = 0;
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue;
+    for (const block of message.content) {
+      if (block.type !== 'toolCall' || !block.id.startsWith(idPrefix)) continue;
+      const n = Number(block.id.slice(idPrefix.length));
+      if (Number.isInteger(n) && n >= next) next = n + 1;
+    }
+  }
+  return next;
+}
+
 /** Sets one `partialArgs` fragment (`$.a.b[0]`) in `args`; string fragments of one value are concatenated. */
 function applyPartialArg(args: Record<string, unknown>, fragment: PartialArg): void {
   const path = (fragment.jsonPath ?? '$').replace(/^\$\.?/, '');
@@ -396,7 +419,8 @@ export function streamGoogle(
   return defer(() => {
     const scheduler = options.scheduler ?? asyncScheduler;
     const builder = new AssistantMessageBuilder(request.model.id, request.model.provider, scheduler.now());
-    const parser = new GoogleStreamParser(builder, endpoint.provider, endpoint.idPrefix, endpoint.secrets);
+    const firstCallIndex = nextInventedCallIndex(request.messages, endpoint.idPrefix);
+    const parser = new GoogleStreamParser(builder, endpoint.provider, endpoint.idPrefix, endpoint.secrets, firstCallIndex);
     const body = JSON.stringify(buildGoogleBody(request, endpoint.idPrefix));
     return sseStream(
       endpoint.url,
