@@ -17,3 +17,6 @@ export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptIn
 export { scriptHooks, runScriptHook, ScriptHookError, type ScriptHookOptions, type ScriptHookContext, type ScriptHookCommands } from './agent/script-hooks.js';
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export * from './agent/parallel-index.js';
+// ModelConfig constructors (the providers themselves live in phi-rx/providers).
+export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';
+export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-b.js';
