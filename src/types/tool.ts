@@ -66,9 +66,11 @@ export interface Tool<A = Record<string, unknown>> {
   timeoutMs?: number;
 }
 
-/** Any tool, whatever its argument type. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyTool = Tool<any>;
+/**
+ * Any tool, whatever its argument type. `execute` is a method, so its parameter is bivariant and
+ * every `Tool<A>` fits here without `any`.
+ */
+export type AnyTool = Tool<unknown>;
 
 /** Schema-only view of a tool for the provider request. */
 export interface ToolDefinition {
