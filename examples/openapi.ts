@@ -8,9 +8,9 @@ import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { asyncScheduler, from, isObservable, lastValueFrom } from 'rxjs';
 import { OpenApiAuth, OperationFilter, openApiToolsFromSpec } from '../src/openapi/index.js';
-import type { Tool, ToolResult } from '../src/types/tool.js';
+import type { ToolResult } from '../src/types/tool.js';
+import { callTool, resultText } from './call-tool.js';
 
 const SPEC = `
 openapi: 3.0.3
@@ -61,13 +61,13 @@ export async function main(): Promise<{ tools: string[]; list: string; missing: 
     );
     console.log('tools:', tools.map((t) => t.name).join(', '), warnings.length ? `(warnings: ${warnings.join('; ')})` : '');
 
-    const list = await callOnce(find(tools, 'pets__listPets'), { limit: 1 });
-    console.log(textOf(list)); // "GET http://127.0.0.1:PORT/v1/pets?limit=1 → 200" then the body
+    const { result: list } = await callTool(tools, 'pets__listPets', { limit: 1 });
+    console.log(resultText(list)); // "GET http://127.0.0.1:PORT/v1/pets?limit=1 → 200" then the body
 
     // A 404 is a result the model can read (isError: true), not an exception.
-    const missing = await callOnce(find(tools, 'pets__showPetById'), { petId: '99' });
-    console.log(textOf(missing), `(isError: ${missing.isError === true})`);
-    return { tools: tools.map((t) => t.name), list: textOf(list), missing };
+    const { result: missing } = await callTool(tools, 'pets__showPetById', { petId: '99' });
+    console.log(resultText(missing), `(isError: ${missing.isError === true})`);
+    return { tools: tools.map((t) => t.name), list: resultText(list), missing };
   } finally {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
@@ -78,31 +78,6 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
-
-/** Runs a tool once with a minimal context, as the agent loop would. */
-async function callOnce(tool: Tool, args: Record<string, unknown>): Promise<ToolResult> {
-  const out = tool.execute(args, {
-    toolCallId: 'example',
-    toolName: tool.name,
-    loopId: 'example',
-    signal: new AbortController().signal,
-    scheduler: asyncScheduler,
-    onUpdate: () => undefined,
-    onProgress: () => undefined,
-  });
-  const last = await lastValueFrom(isObservable(out) ? out : from(Promise.resolve(out)));
-  if (typeof last === 'string') return { content: [{ type: 'text', text: last }] };
-  if ('kind' in last) throw new Error('the tool ended without a result');
-  return last;
-}
-
-function find(tools: Tool[], name: string): Tool {
-  const tool = tools.find((t) => t.name === name);
-  if (!tool) throw new Error(`no tool ${name}`);
-  return tool;
-}
-
-const textOf = (result: ToolResult) => result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {

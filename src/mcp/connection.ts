@@ -14,7 +14,7 @@ import type { McpCallResult } from './content.js';
 import { McpConnectionError } from './errors.js';
 import { ProgressRouter } from './progress-router.js';
 import { StdioProcessTransport, describeExit } from './stdio-transport.js';
-import { mcpToolName, uniqueName } from './tool-name.js';
+import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 
 /** Per-request limit of the spec's McpClient (30 s). */
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
@@ -285,7 +285,7 @@ class McpConnectionImpl implements McpConnection {
     const infos = await this.listTools();
     const taken = new Set<string>();
     return infos.map((info) => {
-      const name = uniqueName(mcpToolName(info.name, options.prefix), taken);
+      const name = uniqueToolName(safeToolName(info.name, options.prefix), taken);
       taken.add(name);
       return this.toTool(info, name, options.timeoutMs ?? this.timeoutMs);
     });

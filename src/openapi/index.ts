@@ -22,4 +22,5 @@ export type { OpenApiConfig } from './config.js';
 export type { OpenApiCallDetails } from './http-call.js';
 export { OpenApiError } from './errors.js';
 export { truncateUtf8 } from './truncate.js';
-export { operationToolName } from './tool-name.js';
+/** The name the model sees for an operation: `{prefix}__{operationId}`, sanitized (see `safeToolName`). */
+export { safeToolName as operationToolName } from '../tools/tool-name.js';

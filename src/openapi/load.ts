@@ -13,7 +13,7 @@ import { OpenApiError } from './errors.js';
 import { callOperation, prepareRequest } from './http-call.js';
 import { listOperations } from './operations.js';
 import type { OpenApiDocument, OperationSpec } from './operations.js';
-import { operationToolName, uniqueName } from './tool-name.js';
+import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 
 /** Providers reject longer tool descriptions (OpenAI: 1024 characters). */
 const MAX_DESCRIPTION = 1024;
@@ -144,8 +144,8 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
   const baseUrl = operations.length > 0 ? resolveBaseUrl(doc, settings, source) : (tryBaseUrl(doc, settings, source) ?? '');
   const taken = new Set<string>();
   const tools = operations.map((op) => {
-    const wanted = operationToolName(op.operationId, settings.namePrefix);
-    const name = uniqueName(wanted, taken);
+    const wanted = safeToolName(op.operationId, settings.namePrefix);
+    const name = uniqueToolName(wanted, taken);
     taken.add(name);
     if (name !== (settings.namePrefix ? `${settings.namePrefix}__${op.operationId}` : op.operationId)) {
       warnings.push(`${op.operationId} (${op.method} ${op.path}): tool named "${name}" (tool names allow 1-64 characters of [a-zA-Z0-9_-])`);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ArgsValidation, JsonSchema, Tool, ToolContext, ToolExecution } from '../types/tool.js';
 import { formatPath } from '../types/schemas.js';
+import { TOOL_NAME_PATTERN } from './tool-name.js';
 
 export interface ToolSpec<S> {
   name: string;
@@ -13,8 +14,6 @@ export interface ToolSpec<S> {
 }
 
 type ArgsOf<S> = S extends z.ZodType ? z.output<S> : Record<string, unknown>;
-
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
  * Makes a Tool from a zod schema or a JSON Schema. Arguments are validated before `execute`;
@@ -29,7 +28,7 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * });
  */
 export function defineTool<S extends z.ZodType | JsonSchema>(spec: ToolSpec<S>): Tool<ArgsOf<S>> {
-  if (!TOOL_NAME.test(spec.name)) {
+  if (!TOOL_NAME_PATTERN.test(spec.name)) {
     throw new TypeError(`defineTool: name "${spec.name}" must be 1-64 characters of [a-zA-Z0-9_-]`);
   }
   const schema = toZod(spec.parameters);

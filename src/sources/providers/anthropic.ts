@@ -6,21 +6,21 @@ import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../.
 import type { ToolDefinition } from '../../types/tool.js';
 import { joinUrl } from '../http/request.js';
 import { classifyStreamError, providerMessageOf, errorTypeOf } from '../http/errors.js';
-import { SSE_INVALID_LINE, parseSseJson, streamEndedEarly } from '../http/sse.js';
+import { SSE_INVALID_LINE, decodeSse, parseSseJson, streamEndedEarly } from '../http/sse.js';
 import type { SseEvent } from '../http/sse.js';
 import type { AssistantMessageBuilder } from './message-builder.js';
 import {
   failFast,
-  fromOtherProvider,
+  isOwnMessage,
   maxTokensOf,
   missingKeyError,
   repairToolPairs,
   resolveApiKey,
-  sseProviderStream,
+  streamProvider,
   thinkingAsText,
   withModelHeaders,
 } from './provider-kit.js';
-import type { ProviderHttpOptions, SseReader } from './provider-kit.js';
+import type { ProviderHttpOptions, WireParser } from './provider-kit.js';
 
 /** Anthropic Messages API (spec 000 §5): `POST {baseUrl}/v1/messages` with `stream: true`. */
 
@@ -118,7 +118,7 @@ function convertMessages(messages: readonly Message[], request: StreamRequest): 
       const content = message.content.flatMap(userBlock);
       if (content.length > 0) out.push({ role: 'user', content });
     } else if (message.role === 'assistant') {
-      const foreign = fromOtherProvider(message, request.model);
+      const foreign = !isOwnMessage(message, request.model);
       const content: AnthropicBlock[] = [];
       for (const block of message.content) {
         if (block.type === 'text') {
@@ -210,7 +210,7 @@ type AnthropicStreamEvent =
  * like the HTTP status it stands for; a body that ends before `message_stop` is a retryable
  * network error.
  */
-export function anthropicReader(builder: AssistantMessageBuilder, provider: string, secrets: string[] = []): SseReader {
+export function anthropicReader(builder: AssistantMessageBuilder, provider: string, secrets: readonly string[] = []): WireParser<SseEvent> {
   const blockKinds = new Map<number, 'text' | 'thinking' | 'toolCall' | 'other'>();
   let stopReason: StopReason = 'stop';
 
@@ -294,15 +294,15 @@ export function anthropicReader(builder: AssistantMessageBuilder, provider: stri
   };
 
   return {
-    onEvent: (sse: SseEvent) => {
+    push: (sse, emit) => {
       if (sse.event === SSE_INVALID_LINE) {
         // A bare JSON error body in a 200 response; anything else that is not SSE is noise.
         if (errorTypeOf(sse.data) !== undefined) throw classifyStreamError({ message: providerMessageOf(sse.data), type: errorTypeOf(sse.data), provider, secrets });
-        return [];
+        return;
       }
-      return onData(parseSseJson<AnthropicStreamEvent>(sse.data, provider, secrets));
+      onData(parseSseJson<AnthropicStreamEvent>(sse.data, provider, secrets)).forEach(emit);
     },
-    onEnd: () => {
+    end: () => {
       throw streamEndedEarly(provider, 'message_stop');
     },
   };
@@ -340,16 +340,20 @@ export function createAnthropicProvider(http: ProviderHttpOptions = {}): Provide
     const { model } = request;
     const apiKey = resolveApiKey(request, ANTHROPIC_API_KEY_ENV, http);
     if (!apiKey) return failFast(missingKeyError(model, ANTHROPIC_API_KEY_ENV));
-    return sseProviderStream({
+    return streamProvider(
       request,
       options,
+      {
+        url: joinUrl(model.baseUrl ?? ANTHROPIC_BASE_URL, '/v1/messages'),
+        headers: withModelHeaders(anthropicHeaders(apiKey), model),
+        provider: model.provider,
+        secrets: [apiKey],
+        body: () => JSON.stringify(buildAnthropicRequest(request)),
+        decode: decodeSse(),
+        parser: (builder) => anthropicReader(builder, model.provider, [apiKey]),
+      },
       http,
-      url: joinUrl(model.baseUrl ?? ANTHROPIC_BASE_URL, '/v1/messages'),
-      headers: withModelHeaders(anthropicHeaders(apiKey), model),
-      body: buildAnthropicRequest(request),
-      secrets: [apiKey],
-      reader: (builder) => anthropicReader(builder, model.provider, [apiKey]),
-    });
+    );
   };
 }
 

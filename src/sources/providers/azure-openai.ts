@@ -2,10 +2,10 @@ import type { Observable } from 'rxjs';
 import type { ModelConfig, Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/request.js';
-import { buildChatCompletionsRequest, chatCompletionsReader } from './openai-completions.js';
+import { streamChatCompletions } from './openai-completions.js';
 import { streamResponses } from './openai-responses.js';
-import { failFast, missingKeyError, resolveApiKey, sseProviderStream, withModelHeaders } from './provider-kit.js';
-import type { ProviderHttpOptions } from './provider-kit.js';
+import { failFast, missingKeyError, resolveApiKey, withModelHeaders } from './provider-kit.js';
+import type { ProviderEndpoint, ProviderHttpOptions } from './provider-kit.js';
 
 /**
  * Azure OpenAI (spec 000 §5): the `api-key` header instead of a bearer token, a resource- or
@@ -52,25 +52,9 @@ export function createAzureOpenAiProvider(http: ProviderHttpOptions = {}): Provi
       );
     }
     const headers = withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', 'api-key': apiKey }, model);
-    const secrets = [apiKey];
-    if (!usesChatCompletions(model)) {
-      return streamResponses(
-        request,
-        options,
-        { url: azureUrl(baseUrl, 'responses', model.apiVersion), headers, provider: model.provider, secrets },
-        { idleTimeoutMs: http.idleTimeoutMs, requestTimeoutMs: http.requestTimeoutMs, dispatcher: http.dispatcher },
-      );
-    }
-    return sseProviderStream({
-      request,
-      options,
-      http,
-      url: azureUrl(baseUrl, 'chat/completions', model.apiVersion),
-      headers,
-      body: buildChatCompletionsRequest(request),
-      secrets,
-      reader: (builder) => chatCompletionsReader(builder, model, secrets),
-    });
+    const endpoint = (path: string): ProviderEndpoint => ({ url: azureUrl(baseUrl, path, model.apiVersion), headers, provider: model.provider, secrets: [apiKey] });
+    if (usesChatCompletions(model)) return streamChatCompletions(request, options, endpoint('chat/completions'), http);
+    return streamResponses(request, options, endpoint('responses'), http);
   };
 }
 

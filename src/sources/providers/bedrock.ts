@@ -1,16 +1,25 @@
-import { asyncScheduler, defer, from, Observable, switchMap } from 'rxjs';
+import { defer, from, Observable, switchMap } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
-import type { ModelConfig, Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
+import type { ModelConfig, Provider, StreamEvent, StreamRequest } from '../../types/provider.js';
 import type { AssistantMessage, Message, StopReason, ToolResultMessage, UserMessage } from '../../types/message.js';
 import type { ImageContent } from '../../types/content.js';
 import type { ThinkingLevel } from '../../types/config.js';
 import { ProviderError } from '../../types/errors.js';
-import { classifyStreamError, excerpt, httpStream, joinUrl, redactSecrets } from '../http/index.js';
-import { AssistantMessageBuilder } from './message-builder.js';
-import { compact, isOwnMessage, parseWire, toolResultImages } from './protocol-kit.js';
-import type { WireParser } from './protocol-kit.js';
-import { repairToolPairs, resolveApiKey, thinkingAsText, toolResultText, withModelHeaders } from './provider-kit.js';
-import type { ProviderHttpOptions } from './provider-kit.js';
+import { classifyStreamError, excerpt, joinUrl, redactSecrets } from '../http/index.js';
+import type { AssistantMessageBuilder } from './message-builder.js';
+import {
+  compact,
+  isOwnMessage,
+  maxTokensOf,
+  repairToolPairs,
+  resolveApiKey,
+  streamProvider,
+  thinkingAsText,
+  toolResultImages,
+  toolResultText,
+  withModelHeaders,
+} from './provider-kit.js';
+import type { ProviderHttpOptions, WireParser } from './provider-kit.js';
 
 /*
  * Amazon Bedrock ConverseStream: `POST {baseUrl}/model/{model}/converse-stream`, answered with an
@@ -67,7 +76,7 @@ export function buildBedrockBody(request: StreamRequest): BedrockRequestBody {
   const cache = cachePlan(request);
   const thinking = request.thinkingLevel !== 'off' && model.reasoning !== false && isClaude(model);
   const budget = thinking ? BEDROCK_THINKING_BUDGETS[request.thinkingLevel as Exclude<ThinkingLevel, 'off'>] : 0;
-  let maxTokens = request.maxTokens ?? model.maxTokens;
+  let maxTokens = maxTokensOf(request);
   // Claude needs room for the answer beyond the thinking budget.
   if (thinking) maxTokens = Math.max(maxTokens ?? 8192, budget + 1024);
   const messages = buildBedrockMessages(request.messages, model);
@@ -516,37 +525,24 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
         );
       };
       return from(prepare()).pipe(
-        switchMap(({ decoder, headers, secrets }) => streamBedrock(request, providerOptions, { url, headers, body, provider, secrets, decoder }, http)),
+        switchMap(({ decoder, headers, secrets }) =>
+          streamProvider(
+            request,
+            providerOptions,
+            {
+              url,
+              headers,
+              provider,
+              secrets,
+              body: () => body,
+              decode: decodeEventStream(decoder, provider, secrets),
+              parser: (builder) => new BedrockStreamParser(builder, provider, secrets),
+            },
+            http,
+          ),
+        ),
       );
     });
-}
-
-interface BedrockCall {
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-  provider: string;
-  secrets: readonly string[];
-  decoder: EventStreamDecoder;
-}
-
-function streamBedrock(request: StreamRequest, options: ProviderOptions, call: BedrockCall, http: ProviderHttpOptions): Observable<StreamEvent> {
-  const scheduler = options.scheduler ?? asyncScheduler;
-  const builder = new AssistantMessageBuilder(request.model.id, request.model.provider, scheduler.now());
-  const parser = new BedrockStreamParser(builder, call.provider, call.secrets);
-  return httpStream(
-    call.url,
-    { method: 'POST', headers: call.headers, body: call.body },
-    {
-      provider: call.provider,
-      secrets: call.secrets,
-      signal: options.signal,
-      scheduler,
-      idleTimeoutMs: http.idleTimeoutMs,
-      requestTimeoutMs: http.requestTimeoutMs,
-      dispatcher: http.dispatcher,
-    },
-  ).pipe(decodeEventStream(call.decoder, call.provider, call.secrets), parseWire(builder, parser));
 }
 
 /** The Bedrock Provider with default transport settings and credentials from the environment. */

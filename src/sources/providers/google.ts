@@ -1,17 +1,27 @@
-import { asyncScheduler, defer } from 'rxjs';
 import type { Observable } from 'rxjs';
 import type { ModelConfig, Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
 import type { AssistantMessage, Message, StopReason, ToolResultMessage, UserMessage } from '../../types/message.js';
 import type { ThinkingContent } from '../../types/content.js';
 import type { ThinkingLevel } from '../../types/config.js';
 import { ProviderError } from '../../types/errors.js';
-import { classifyStreamError, excerpt, joinUrl, parseSseJson, redactSecrets, sseStream, SSE_INVALID_LINE, streamEndedEarly } from '../http/index.js';
+import { classifyStreamError, decodeSse, excerpt, joinUrl, parseSseJson, redactSecrets, SSE_INVALID_LINE, streamEndedEarly } from '../http/index.js';
 import type { SseEvent } from '../http/index.js';
-import { AssistantMessageBuilder } from './message-builder.js';
-import { compact, isOwnMessage, parseWire, toolResultImages } from './protocol-kit.js';
-import type { WireParser } from './protocol-kit.js';
-import { failFast, missingKeyError, repairToolPairs, resolveApiKey, thinkingAsText, toolResultText, withModelHeaders } from './provider-kit.js';
-import type { ProviderHttpOptions } from './provider-kit.js';
+import type { AssistantMessageBuilder } from './message-builder.js';
+import {
+  compact,
+  failFast,
+  isOwnMessage,
+  maxTokensOf,
+  missingKeyError,
+  repairToolPairs,
+  resolveApiKey,
+  streamProvider,
+  thinkingAsText,
+  toolResultImages,
+  toolResultText,
+  withModelHeaders,
+} from './provider-kit.js';
+import type { ProviderEndpoint, ProviderHttpOptions, WireParser } from './provider-kit.js';
 
 /*
  * Google Generative AI (Gemini) `streamGenerateContent?alt=sse`; Vertex AI speaks the same
@@ -85,7 +95,7 @@ export function buildGoogleBody(request: StreamRequest, idPrefix = 'google-fc-')
           ],
     toolConfig: request.tools.length === 0 ? undefined : { functionCallingConfig: { mode: 'AUTO' as const } },
     generationConfig: compact({
-      maxOutputTokens: request.maxTokens ?? model.maxTokens,
+      maxOutputTokens: maxTokensOf(request),
       temperature: request.temperature,
       thinkingConfig: thinking
         ? { includeThoughts: true, thinkingBudget: GOOGLE_THINKING_BUDGETS[request.thinkingLevel as Exclude<ThinkingLevel, 'off'>] }
@@ -400,11 +410,7 @@ function applyPartialArg(args: Record<string, unknown>, fragment: PartialArg): v
 // Provider
 
 /** Where and how to send a Gemini-format request. */
-export interface GoogleEndpoint {
-  url: string;
-  headers: Record<string, string>;
-  provider: string;
-  secrets: readonly string[];
+export interface GoogleEndpoint extends ProviderEndpoint {
   /** Prefix of invented tool-call ids: `google-fc-` or `vertex-fc-`. */
   idPrefix: string;
 }
@@ -416,26 +422,19 @@ export function streamGoogle(
   endpoint: GoogleEndpoint,
   http: ProviderHttpOptions = {},
 ): Observable<StreamEvent> {
-  return defer(() => {
-    const scheduler = options.scheduler ?? asyncScheduler;
-    const builder = new AssistantMessageBuilder(request.model.id, request.model.provider, scheduler.now());
-    const firstCallIndex = nextInventedCallIndex(request.messages, endpoint.idPrefix);
-    const parser = new GoogleStreamParser(builder, endpoint.provider, endpoint.idPrefix, endpoint.secrets, firstCallIndex);
-    const body = JSON.stringify(buildGoogleBody(request, endpoint.idPrefix));
-    return sseStream(
-      endpoint.url,
-      { method: 'POST', headers: endpoint.headers, body },
-      {
-        provider: endpoint.provider,
-        secrets: endpoint.secrets,
-        signal: options.signal,
-        scheduler,
-        idleTimeoutMs: http.idleTimeoutMs,
-        requestTimeoutMs: http.requestTimeoutMs,
-        dispatcher: http.dispatcher,
-      },
-    ).pipe(parseWire(builder, parser));
-  });
+  const { idPrefix } = endpoint;
+  return streamProvider(
+    request,
+    options,
+    {
+      ...endpoint,
+      body: () => JSON.stringify(buildGoogleBody(request, idPrefix)),
+      decode: decodeSse(),
+      parser: (builder) =>
+        new GoogleStreamParser(builder, endpoint.provider, idPrefix, endpoint.secrets, nextInventedCallIndex(request.messages, idPrefix)),
+    },
+    http,
+  );
 }
 
 /** `{baseUrl}/v1beta/models/{model}:streamGenerateContent?alt=sse` */

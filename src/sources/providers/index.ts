@@ -8,7 +8,7 @@ export * from './models.js';
 export * from './anthropic.js';
 export * from './openai-completions.js';
 export * from './azure-openai.js';
-export type { ProviderHttpOptions, SseReader } from './provider-kit.js';
+export type { ProviderEndpoint, ProviderHttpOptions, WireParser } from './provider-kit.js';
 export * from '../http/index.js';
 // Part B's protocols.
 export * from './openai-responses.js';

@@ -1,7 +1,8 @@
 import type { ModelConfig } from '../../types/provider.js';
-import type { CostConfig } from '../../types/usage.js';
 import { ANTHROPIC_MODELS, OPENAI_MODELS } from './models.js';
 import type { ModelOptions } from './models.js';
+import { buildModelConfig, knownModel } from './model-catalog.js';
+import type { KnownModelInfo } from './model-catalog.js';
 import { OPENAI_BASE_URL } from './openai-responses.js';
 import { GEMINI_BASE_URL } from './google.js';
 
@@ -12,35 +13,7 @@ import { GEMINI_BASE_URL } from './google.js';
  * `options` wins. Keys are not read here: providers resolve them per call.
  */
 
-/** What a catalog knows about a model. */
-export interface KnownModelInfo {
-  contextWindow: number;
-  maxTokens: number;
-  reasoning: boolean;
-  cost: CostConfig;
-}
-
-function known(catalog: Readonly<Record<string, KnownModelInfo>>, id: string): KnownModelInfo | undefined {
-  let best: string | undefined;
-  for (const prefix of Object.keys(catalog)) {
-    if (id.startsWith(prefix) && (best === undefined || prefix.length > best.length)) best = prefix;
-  }
-  return best === undefined ? undefined : catalog[best];
-}
-
-function assemble(base: ModelConfig, info: KnownModelInfo | undefined, options: object): ModelConfig {
-  const config: ModelConfig = { ...base };
-  if (info) {
-    config.contextWindow = info.contextWindow;
-    config.maxTokens = info.maxTokens;
-    config.reasoning = info.reasoning;
-    config.cost = { ...info.cost };
-  }
-  for (const [key, value] of Object.entries(options)) {
-    if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
-  }
-  return config;
-}
+export type { KnownModelInfo };
 
 // ---------------------------------------------------------------------------------------------
 // OpenAI Responses
@@ -62,9 +35,9 @@ export interface OpenAiResponsesOptions extends ModelOptions {
  */
 export function openaiResponses(id: string, options: OpenAiResponsesOptions = {}): ModelConfig {
   const { provider = 'openai', ...rest } = options;
-  return assemble(
+  return buildModelConfig(
     { id, api: 'openai-responses', provider, baseUrl: OPENAI_BASE_URL },
-    provider === 'openai' ? known(OPENAI_MODELS, id) : undefined,
+    provider === 'openai' ? knownModel(OPENAI_MODELS, id) : undefined,
     rest,
   );
 }
@@ -89,7 +62,7 @@ export const GEMINI_MODELS: Readonly<Record<string, KnownModelInfo>> = {
  * const model = google('gemini-2.5-flash');
  */
 export function google(id: string, options: ModelOptions = {}): ModelConfig {
-  return assemble({ id, api: 'google-generative-ai', provider: 'google', baseUrl: GEMINI_BASE_URL }, known(GEMINI_MODELS, id), options);
+  return buildModelConfig({ id, api: 'google-generative-ai', provider: 'google', baseUrl: GEMINI_BASE_URL }, knownModel(GEMINI_MODELS, id), options);
 }
 
 export interface GoogleVertexOptions extends ModelOptions {
@@ -108,7 +81,7 @@ export interface GoogleVertexOptions extends ModelOptions {
  * const model = googleVertex('gemini-2.5-pro', { project: 'my-project', region: 'us-central1' });
  */
 export function googleVertex(id: string, options: GoogleVertexOptions = {}): ModelConfig {
-  return assemble({ id, api: 'google-vertex', provider: 'google-vertex' }, known(GEMINI_MODELS, id), options);
+  return buildModelConfig({ id, api: 'google-vertex', provider: 'google-vertex' }, knownModel(GEMINI_MODELS, id), options);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -128,8 +101,8 @@ const withoutRegionPrefix = (id: string): string => id.replace(/^(us|eu|apac|jp|
 
 function bedrockInfo(id: string): KnownModelInfo | undefined {
   const bare = withoutRegionPrefix(id);
-  if (bare.startsWith('anthropic.')) return known(ANTHROPIC_MODELS, bare.slice('anthropic.'.length));
-  return known(BEDROCK_MODELS, bare);
+  if (bare.startsWith('anthropic.')) return knownModel(ANTHROPIC_MODELS, bare.slice('anthropic.'.length));
+  return knownModel(BEDROCK_MODELS, bare);
 }
 
 export interface BedrockOptions extends ModelOptions {
@@ -146,5 +119,5 @@ export interface BedrockOptions extends ModelOptions {
  * const model = bedrock('us.amazon.nova-micro-v1:0', { region: 'us-east-1' });
  */
 export function bedrock(id: string, options: BedrockOptions = {}): ModelConfig {
-  return assemble({ id, api: 'bedrock-converse-stream', provider: 'bedrock' }, bedrockInfo(id), options);
+  return buildModelConfig({ id, api: 'bedrock-converse-stream', provider: 'bedrock' }, bedrockInfo(id), options);
 }

@@ -1,5 +1,7 @@
 import type { CostConfig } from '../../types/usage.js';
 import type { ModelConfig, OpenAiCompat } from '../../types/provider.js';
+import { buildModelConfig, knownModel } from './model-catalog.js';
+import type { KnownModelInfo } from './model-catalog.js';
 
 /**
  * ModelConfig constructors for Anthropic, OpenAI Chat Completions, Azure OpenAI and the
@@ -24,41 +26,11 @@ export interface ModelOptions {
   reasoning?: boolean;
 }
 
-interface KnownModel {
-  contextWindow: number;
-  maxTokens: number;
-  reasoning: boolean;
-  cost: CostConfig;
-}
-
-/** Longest prefix wins, so `claude-opus-4-5` is not priced as `claude-opus-4`. */
-function lookup(catalog: Readonly<Record<string, KnownModel>>, id: string): KnownModel | undefined {
-  let best: string | undefined;
-  for (const prefix of Object.keys(catalog)) {
-    if (id.startsWith(prefix) && (best === undefined || prefix.length > best.length)) best = prefix;
-  }
-  return best === undefined ? undefined : catalog[best];
-}
-
-function build(base: ModelConfig, known: KnownModel | undefined, options: ModelOptions): ModelConfig {
-  const config: ModelConfig = { ...base };
-  if (known) {
-    config.contextWindow = known.contextWindow;
-    config.maxTokens = known.maxTokens;
-    config.reasoning = known.reasoning;
-    config.cost = { ...known.cost };
-  }
-  for (const [key, value] of Object.entries(options)) {
-    if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
-  }
-  return config;
-}
-
 // ---------------------------------------------------------------------------------------------
 // Anthropic
 
 /** Anthropic list prices, $ per million tokens (cache write = 5-minute TTL). */
-export const ANTHROPIC_MODELS: Readonly<Record<string, KnownModel>> = {
+export const ANTHROPIC_MODELS: Readonly<Record<string, KnownModelInfo>> = {
   'claude-opus-4-5': { contextWindow: 200_000, maxTokens: 64_000, reasoning: true, cost: { input: 5, output: 25, cacheRead: 0.5, cacheWrite: 6.25 } },
   'claude-opus-4-1': { contextWindow: 200_000, maxTokens: 32_000, reasoning: true, cost: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 } },
   'claude-opus-4': { contextWindow: 200_000, maxTokens: 32_000, reasoning: true, cost: { input: 15, output: 75, cacheRead: 1.5, cacheWrite: 18.75 } },
@@ -75,9 +47,9 @@ export const ANTHROPIC_MODELS: Readonly<Record<string, KnownModel>> = {
  * const model = anthropic('claude-sonnet-4-5', { maxTokens: 4096 });
  */
 export function anthropic(id: string, options: ModelOptions = {}): ModelConfig {
-  return build(
+  return buildModelConfig(
     { id, api: 'anthropic-messages', provider: 'anthropic', baseUrl: 'https://api.anthropic.com' },
-    lookup(ANTHROPIC_MODELS, id),
+    knownModel(ANTHROPIC_MODELS, id),
     options,
   );
 }
@@ -86,7 +58,7 @@ export function anthropic(id: string, options: ModelOptions = {}): ModelConfig {
 // OpenAI Chat Completions
 
 /** OpenAI list prices, $ per million tokens (cacheRead = cached input). */
-export const OPENAI_MODELS: Readonly<Record<string, KnownModel>> = {
+export const OPENAI_MODELS: Readonly<Record<string, KnownModelInfo>> = {
   'gpt-5': { contextWindow: 400_000, maxTokens: 128_000, reasoning: true, cost: { input: 1.25, output: 10, cacheRead: 0.125 } },
   'gpt-5-mini': { contextWindow: 400_000, maxTokens: 128_000, reasoning: true, cost: { input: 0.25, output: 2, cacheRead: 0.025 } },
   'gpt-5-nano': { contextWindow: 400_000, maxTokens: 128_000, reasoning: true, cost: { input: 0.05, output: 0.4, cacheRead: 0.005 } },
@@ -130,7 +102,7 @@ export function openAiCompatFor(id: string): OpenAiCompat {
  */
 export function openai(id: string, options: ModelOptions & { compat?: Partial<OpenAiCompat> } = {}): ModelConfig {
   const { compat, ...rest } = options;
-  return build(
+  return buildModelConfig(
     {
       id,
       api: 'openai-completions',
@@ -138,7 +110,7 @@ export function openai(id: string, options: ModelOptions & { compat?: Partial<Op
       baseUrl: 'https://api.openai.com/v1',
       compat: { ...openAiCompatFor(id), ...compat },
     },
-    lookup(OPENAI_MODELS, id),
+    knownModel(OPENAI_MODELS, id),
     rest,
   );
 }
@@ -194,7 +166,7 @@ export function azureOpenai(deployment: string, options: AzureOpenAiOptions = {}
       ...compat,
     };
   }
-  return build(base, lookup(OPENAI_MODELS, deployment), rest);
+  return buildModelConfig(base, knownModel(OPENAI_MODELS, deployment), rest);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,7 +194,7 @@ export interface OpenAiCompatiblePresetInfo {
   /** Where the key is read from; undefined for local servers that need none. */
   apiKeyEnv?: string;
   /** Prices of models this backend is known to serve, $ per million tokens. */
-  models?: Readonly<Record<string, KnownModel>>;
+  models?: Readonly<Record<string, KnownModelInfo>>;
 }
 
 const compat = (overrides: Partial<OpenAiCompat>): OpenAiCompat => ({
@@ -290,15 +262,15 @@ export function openaiCompatible(
 ): ModelConfig {
   if (typeof presetOrOptions !== 'string') {
     const { id: modelId, provider, baseUrl, compat: overrides, ...rest } = presetOrOptions;
-    return build({ id: modelId, api: 'openai-completions', provider, baseUrl, compat: compat(overrides ?? {}) }, undefined, rest);
+    return buildModelConfig({ id: modelId, api: 'openai-completions', provider, baseUrl, compat: compat(overrides ?? {}) }, undefined, rest);
   }
   const info = OPENAI_COMPATIBLE_PRESETS[presetOrOptions];
   if (!info) throw new TypeError(`Unknown OpenAI-compatible preset "${String(presetOrOptions)}"; known: ${Object.keys(OPENAI_COMPATIBLE_PRESETS).join(', ')}`);
   if (!id) throw new TypeError(`openaiCompatible('${presetOrOptions}', id): the model id is required`);
   const { compat: overrides, ...rest } = options;
-  return build(
+  return buildModelConfig(
     { id, api: 'openai-completions', provider: info.provider, baseUrl: info.baseUrl, compat: { ...info.compat, ...overrides } },
-    info.models ? lookup(info.models, id) : undefined,
+    info.models ? knownModel(info.models, id) : undefined,
     rest,
   );
 }

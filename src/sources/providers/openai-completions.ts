@@ -3,24 +3,25 @@ import type { ThinkingLevel } from '../../types/config.js';
 import type { ImageContent, TextContent } from '../../types/content.js';
 import type { AssistantMessage, Message, StopReason } from '../../types/message.js';
 import type { ModelConfig, OpenAiCompat, Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
+import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/request.js';
 import { classifyStreamError } from '../http/errors.js';
-import { SSE_INVALID_LINE, parseSseJson, streamEndedEarly } from '../http/sse.js';
+import { SSE_INVALID_LINE, decodeSse, parseSseJson, streamEndedEarly } from '../http/sse.js';
 import type { SseEvent } from '../http/sse.js';
 import type { AssistantMessageBuilder } from './message-builder.js';
 import {
   failFast,
-  fromOtherProvider,
+  isOwnMessage,
   maxTokensOf,
   missingKeyError,
   repairToolPairs,
   resolveApiKey,
-  sseProviderStream,
+  streamProvider,
   thinkingAsText,
   toolResultText,
   withModelHeaders,
 } from './provider-kit.js';
-import type { ProviderHttpOptions, SseReader } from './provider-kit.js';
+import type { ProviderEndpoint, ProviderHttpOptions, WireParser } from './provider-kit.js';
 import { OPENAI_COMPATIBLE_PRESETS } from './models.js';
 
 /**
@@ -29,8 +30,8 @@ import { OPENAI_COMPATIBLE_PRESETS } from './models.js';
  * backend differs (max-tokens field, developer role, reasoning_effort, where reasoning arrives).
  */
 
-/** Default base URL of OpenAI's API; the endpoint is `{baseUrl}/chat/completions`. */
-const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+/** Default base URL of OpenAI's API; the endpoints are `{baseUrl}/chat/completions` and `{baseUrl}/responses`. */
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 /** What OpenAI itself accepts; backends without `compat` get {@link GENERIC_COMPAT}. */
 export const OPENAI_COMPAT: OpenAiCompat = {
@@ -176,7 +177,7 @@ const imagePart = (image: ImageContent): ChatContentPart => ({
 });
 
 function assistantMessage(message: AssistantMessage, model: ModelConfig, toolId: (id: string) => string): ChatMessage | undefined {
-  const foreign = fromOtherProvider(message, model);
+  const foreign = !isOwnMessage(message, model);
   const texts: string[] = [];
   const reasoningDetails: Array<Record<string, unknown>> = [];
   const toolCalls: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> = [];
@@ -262,7 +263,7 @@ export function chatUsage(usage: ChatUsage): { input: number; output: number; re
  * it too, and one that ends before any finish_reason is a retryable network error. Error chunks
  * (`{"error": ...}`, Groq's `event: error`) fail the stream, classified like HTTP errors.
  */
-export function chatCompletionsReader(builder: AssistantMessageBuilder, model: ModelConfig, secrets: string[] = []): SseReader {
+export function chatCompletionsReader(builder: AssistantMessageBuilder, model: ModelConfig, secrets: readonly string[] = []): WireParser<SseEvent> {
   const provider = model.provider;
   const reasoningFirst = compatOf(model).reasoningField === 'reasoning' ? 'reasoning' : 'reasoning_content';
   const toolKeys = new Set<string>();
@@ -331,21 +332,21 @@ export function chatCompletionsReader(builder: AssistantMessageBuilder, model: M
   };
 
   return {
-    onEvent: (sse: SseEvent) => {
-      if (sse.data === '[DONE]') return [finish()];
+    push: (sse, emit) => {
+      if (sse.data === '[DONE]') return emit(finish());
       if (sse.event === SSE_INVALID_LINE) {
         // Not SSE: some servers answer with a bare JSON error body and status 200.
         const bare = tryParseObject(sse.data);
         if (bare?.error) fail(bare.error);
-        return [];
+        return;
       }
       const chunk = parseSseJson<ChatChunk>(sse.data, provider, secrets);
       if (sse.event === 'error') fail(chunk.error ?? { message: sse.data });
-      return onChunk(chunk);
+      onChunk(chunk).forEach(emit);
     },
-    onEnd: () => {
+    end: (emit) => {
       if (finishReason === undefined) throw streamEndedEarly(provider, 'a finish_reason and [DONE]');
-      return [finish()];
+      emit(finish());
     },
   };
 }
@@ -372,7 +373,48 @@ export function openAiKeyEnv(provider: string): string | undefined {
   return preset?.apiKeyEnv;
 }
 
-const needsKey = (provider: string): boolean => openAiKeyEnv(provider) !== undefined;
+/**
+ * `{baseUrl ?? OPENAI_BASE_URL}/{path}` with `Authorization: Bearer <key>`, the key from the call,
+ * the model or {@link openAiKeyEnv}. Local servers and unknown backends may run without a key (no
+ * Authorization header is sent); a known backend without one gets an `auth` ProviderError.
+ */
+export function openAiEndpoint(request: StreamRequest, path: string, http: ProviderHttpOptions): ProviderEndpoint | ProviderError {
+  const { model } = request;
+  const envVar = openAiKeyEnv(model.provider);
+  const apiKey = resolveApiKey(request, envVar, http);
+  if (!apiKey && envVar !== undefined) return missingKeyError(model, envVar);
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
+  if (apiKey) headers['authorization'] = `Bearer ${apiKey}`;
+  return {
+    url: joinUrl(model.baseUrl ?? OPENAI_BASE_URL, path),
+    headers: withModelHeaders(headers, model),
+    provider: model.provider,
+    secrets: apiKey ? [apiKey] : [],
+  };
+}
+
+/**
+ * One Chat Completions call as a cold Observable of StreamEvents; the building block of
+ * {@link createOpenAiCompletionsProvider} and of Azure OpenAI's chat wire.
+ */
+export function streamChatCompletions(
+  request: StreamRequest,
+  options: ProviderOptions,
+  endpoint: ProviderEndpoint,
+  http: ProviderHttpOptions = {},
+): Observable<StreamEvent> {
+  return streamProvider(
+    request,
+    options,
+    {
+      ...endpoint,
+      body: () => JSON.stringify(buildChatCompletionsRequest(request)),
+      decode: decodeSse(),
+      parser: (builder) => chatCompletionsReader(builder, request.model, endpoint.secrets),
+    },
+    http,
+  );
+}
 
 /**
  * A Provider for Chat Completions and its compatible backends (`api: 'openai-completions'`).
@@ -382,23 +424,8 @@ const needsKey = (provider: string): boolean => openAiKeyEnv(provider) !== undef
  */
 export function createOpenAiCompletionsProvider(http: ProviderHttpOptions = {}): Provider {
   return (request: StreamRequest, options: ProviderOptions): Observable<StreamEvent> => {
-    const { model } = request;
-    const envVar = openAiKeyEnv(model.provider);
-    const apiKey = resolveApiKey(request, envVar, http);
-    if (!apiKey && needsKey(model.provider)) return failFast(missingKeyError(model, envVar));
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
-    if (apiKey) headers['authorization'] = `Bearer ${apiKey}`;
-    const secrets = apiKey ? [apiKey] : [];
-    return sseProviderStream({
-      request,
-      options,
-      http,
-      url: joinUrl(model.baseUrl ?? DEFAULT_BASE_URL, '/chat/completions'),
-      headers: withModelHeaders(headers, model),
-      body: buildChatCompletionsRequest(request),
-      secrets,
-      reader: (builder) => chatCompletionsReader(builder, model, secrets),
-    });
+    const endpoint = openAiEndpoint(request, 'chat/completions', http);
+    return endpoint instanceof ProviderError ? failFast(endpoint) : streamChatCompletions(request, options, endpoint, http);
   };
 }
 

@@ -1,17 +1,24 @@
-import { asyncScheduler, defer } from 'rxjs';
 import type { Observable } from 'rxjs';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
 import type { AssistantMessage, Message, StopReason, ToolResultMessage, UserMessage } from '../../types/message.js';
 import type { ThinkingLevel } from '../../types/config.js';
 import { ProviderError } from '../../types/errors.js';
-import { classifyStreamError, excerpt, joinUrl, parseSseJson, redactSecrets, sseStream, SSE_INVALID_LINE, streamEndedEarly } from '../http/index.js';
+import { classifyStreamError, decodeSse, excerpt, parseSseJson, redactSecrets, SSE_INVALID_LINE, streamEndedEarly } from '../http/index.js';
 import type { SseEvent } from '../http/index.js';
-import { AssistantMessageBuilder } from './message-builder.js';
-import { compact, isOwnMessage, parseWire, toolResultImages } from './protocol-kit.js';
-import type { WireParser } from './protocol-kit.js';
-import { failFast, missingKeyError, repairToolPairs, resolveApiKey, thinkingAsText, toolResultText, withModelHeaders } from './provider-kit.js';
-import type { ProviderHttpOptions } from './provider-kit.js';
-import { openAiKeyEnv } from './openai-completions.js';
+import type { AssistantMessageBuilder } from './message-builder.js';
+import {
+  compact,
+  failFast,
+  isOwnMessage,
+  maxTokensOf,
+  repairToolPairs,
+  streamProvider,
+  thinkingAsText,
+  toolResultImages,
+  toolResultText,
+} from './provider-kit.js';
+import type { ProviderEndpoint, ProviderHttpOptions, WireParser } from './provider-kit.js';
+import { openAiEndpoint } from './openai-completions.js';
 
 /*
  * OpenAI Responses API (`POST {baseUrl}/responses`, SSE). Also spoken by Azure OpenAI's v1
@@ -19,7 +26,7 @@ import { openAiKeyEnv } from './openai-completions.js';
  * the URL and headers so those can reuse the protocol.
  */
 
-export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+export { OPENAI_BASE_URL } from './openai-completions.js';
 
 // ---------------------------------------------------------------------------------------------
 // Request
@@ -102,7 +109,7 @@ export function buildResponsesBody(request: StreamRequest): ResponsesRequestBody
     stream: true as const,
     // Nothing is kept server-side: reasoning travels back to us encrypted instead.
     store: false as const,
-    max_output_tokens: request.maxTokens ?? model.maxTokens,
+    max_output_tokens: maxTokensOf(request),
     temperature: request.temperature,
     tools:
       request.tools.length === 0
@@ -438,14 +445,7 @@ function reasoningText(item: ResponsesOutputItem): string {
 // Provider
 
 /** Where and how to send a Responses request. */
-export interface ResponsesEndpoint {
-  url: string;
-  headers: Record<string, string>;
-  /** Provider id on errors (`openai`, `azure-openai`, ...). */
-  provider: string;
-  /** Values that must never appear in an error (the key). */
-  secrets: readonly string[];
-}
+export type ResponsesEndpoint = ProviderEndpoint;
 
 /**
  * One Responses API call as a cold Observable of StreamEvents; the building block of
@@ -457,25 +457,17 @@ export function streamResponses(
   endpoint: ResponsesEndpoint,
   http: ProviderHttpOptions = {},
 ): Observable<StreamEvent> {
-  return defer(() => {
-    const scheduler = options.scheduler ?? asyncScheduler;
-    const builder = new AssistantMessageBuilder(request.model.id, request.model.provider, scheduler.now());
-    const parser = new ResponsesStreamParser(builder, endpoint.provider, endpoint.secrets);
-    const body = JSON.stringify(buildResponsesBody(request));
-    return sseStream(
-      endpoint.url,
-      { method: 'POST', headers: endpoint.headers, body },
-      {
-        provider: endpoint.provider,
-        secrets: endpoint.secrets,
-        signal: options.signal,
-        scheduler,
-        idleTimeoutMs: http.idleTimeoutMs,
-        requestTimeoutMs: http.requestTimeoutMs,
-        dispatcher: http.dispatcher,
-      },
-    ).pipe(parseWire(builder, parser));
-  });
+  return streamProvider(
+    request,
+    options,
+    {
+      ...endpoint,
+      body: () => JSON.stringify(buildResponsesBody(request)),
+      decode: decodeSse(),
+      parser: (builder) => new ResponsesStreamParser(builder, endpoint.provider, endpoint.secrets),
+    },
+    http,
+  );
 }
 
 /**
@@ -489,21 +481,8 @@ export function streamResponses(
  */
 export function createOpenAiResponsesProvider(http: ProviderHttpOptions = {}): Provider {
   return (request, options) => {
-    const { model } = request;
-    const envVar = openAiKeyEnv(model.provider);
-    const key = resolveApiKey(request, envVar, http);
-    if (!key && envVar !== undefined) return failFast(missingKeyError(model, envVar));
-    const headers = withModelHeaders(
-      { 'content-type': 'application/json', accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-      model,
-    );
-    const endpoint: ResponsesEndpoint = {
-      url: joinUrl(model.baseUrl ?? OPENAI_BASE_URL, 'responses'),
-      headers,
-      provider: model.provider,
-      secrets: key ? [key] : [],
-    };
-    return streamResponses(request, options, endpoint, http);
+    const endpoint = openAiEndpoint(request, 'responses', http);
+    return endpoint instanceof ProviderError ? failFast(endpoint) : streamResponses(request, options, endpoint, http);
   };
 }
 

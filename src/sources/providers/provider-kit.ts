@@ -1,16 +1,17 @@
 import { Observable, asyncScheduler, defer } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
 import type { Dispatcher } from 'undici';
+import type { ImageContent } from '../../types/content.js';
 import type { Message, ToolResultMessage, AssistantMessage } from '../../types/message.js';
 import type { ModelConfig, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
-import { sseStream } from '../http/sse.js';
-import type { SseEvent } from '../http/sse.js';
+import { httpStream } from '../http/request.js';
 import { AssistantMessageBuilder } from './message-builder.js';
 
 /**
- * Plumbing shared by the SSE-based providers: how an SSE body becomes StreamEvents, where the
- * API key comes from, and how a conversation recorded with one provider is made acceptable to
- * another. Each protocol file keeps only what is specific to its wire format.
+ * Plumbing shared by the wire protocols: the one stream runner that turns a response body into
+ * StreamEvents, where the API key comes from, and how a conversation recorded with one provider
+ * is made acceptable to another. Each protocol file keeps only what is specific to its wire format.
  */
 
 /** Transport settings of a provider instance (`createAnthropicProvider(options)` etc.). */
@@ -26,53 +27,120 @@ export interface ProviderHttpOptions {
 }
 
 /**
- * Turns decoded SSE events into StreamEvents for one response. `onEvent` returns the events one
- * SSE event produced and includes the final `done` when the protocol's terminal event arrives;
- * `onEnd` runs when the body ends without one and either returns the final events or throws.
+ * Turns a protocol's decoded wire events (SSE events, AWS event-stream messages) into
+ * StreamEvents for one response. `push` may throw a ProviderError (a mid-stream error event, a
+ * malformed chunk); `end` is called when the body ends before `push` produced `done`, and must
+ * either produce it or throw (typically "stream ended before <terminal event>", retryable).
  */
-export interface SseReader {
-  onEvent(event: SseEvent): StreamEvent[];
-  onEnd(): StreamEvent[];
-}
-
-export interface SseProviderCall {
-  request: StreamRequest;
-  options: ProviderOptions;
-  http: ProviderHttpOptions;
-  url: string;
-  headers: Record<string, string>;
-  body: unknown;
-  /** Values never to show in an error (the API key). */
-  secrets: string[];
-  reader: (builder: AssistantMessageBuilder) => SseReader;
+export interface WireParser<T> {
+  push(event: T, emit: (event: StreamEvent) => void): void;
+  end(emit: (event: StreamEvent) => void): void;
 }
 
 /**
- * POSTs `body` as JSON and reads the SSE response through `reader`. Emits `start` once the
- * response streams, then the reader's deltas, then exactly one `done`. Cold; unsubscribing
- * aborts the request.
- *
- * After `done` the message is whole: later events are ignored, and a transport error while the
- * rest of the body drains no longer fails the stream. Completion waits for the body's end
- * instead of unsubscribing at `done`, so the connection returns to the keep-alive pool rather
- * than being destroyed by an abort.
+ * Runs a {@link WireParser} over a stream of wire events: `start` before the first event's
+ * output, then the parser's events, exactly one `done`. Once `done` is out the message is whole:
+ * later wire events are ignored and a transport error after it (a reset while draining a
+ * trailing `[DONE]`) no longer fails the stream. Completion waits for the body's end rather than
+ * unsubscribing at `done`, so the connection goes back to the keep-alive pool instead of being
+ * destroyed by an abort.
  *
  * ```
- * sse:     --a--b--stop--|      --a--b--|                 --a--X
- * output:  --(start a)--b--(c done)--|   --(start a)--b--#early   --(start a)--#X
+ * wire:    --a--b--c--|        --a--b--|            --a--X
+ * output:  --(s a)-b-(c done)| --(s a)-b-#early     --(s a)-#X
  * ```
+ *
+ * @example
+ * sseStream(url, init, http).pipe(parseWire(builder, new MyParser(builder)))
  */
-export function sseProviderStream(call: SseProviderCall): Observable<StreamEvent> {
-  const { request, options, http } = call;
-  const scheduler = options.scheduler ?? asyncScheduler;
+export function parseWire<T>(builder: AssistantMessageBuilder, parser: WireParser<T>): OperatorFunction<T, StreamEvent> {
+  return (source) =>
+    new Observable<StreamEvent>((subscriber) => {
+      let started = false;
+      let done = false;
+      const emit = (event: StreamEvent): void => {
+        if (done) return;
+        if (!started) {
+          started = true;
+          subscriber.next(builder.start());
+        }
+        if (event.type === 'done') done = true;
+        subscriber.next(event);
+      };
+      // Parser failures (error events, malformed chunks) end the stream as errors.
+      const attempt = (run: () => void): boolean => {
+        try {
+          run();
+          return true;
+        } catch (error) {
+          subscriber.error(error);
+          return false;
+        }
+      };
+      return source.subscribe({
+        next: (event) => {
+          if (!done) attempt(() => parser.push(event, emit));
+        },
+        error: (error: unknown) => (done ? subscriber.complete() : subscriber.error(error)),
+        complete: () => {
+          if (!done && !attempt(() => parser.end(emit))) return;
+          if (done) subscriber.complete();
+          else subscriber.error(ProviderError.other(`${builder.partial.provider} stream produced no final message`, { provider: builder.partial.provider }));
+        },
+      });
+    });
+}
+
+/** Where and how one provider call is sent. */
+export interface ProviderEndpoint {
+  url: string;
+  headers: Record<string, string>;
+  /** Provider id on errors (`openai`, `azure-openai`, ...). */
+  provider: string;
+  /** Values that must never appear in an error (the key). */
+  secrets: readonly string[];
+}
+
+/** One provider call: the endpoint, the body, and how the response body becomes StreamEvents. */
+export interface ProviderCall<T> extends ProviderEndpoint {
+  /** The request body as sent; built at subscription, so the call stays cold. */
+  body: () => string;
+  /** Cuts the response bytes into wire events: `decodeSse()`, or Bedrock's event-stream decoder. */
+  decode: OperatorFunction<Uint8Array, T>;
+  /** The protocol's parser for one response; it writes into `builder`. */
+  parser: (builder: AssistantMessageBuilder) => WireParser<T>;
+}
+
+/**
+ * POSTs `call.body` and reads the response through `call.decode` and {@link parseWire}: `start`
+ * once the response streams, then the parser's deltas, then exactly one `done`. Cold;
+ * unsubscribing aborts the request. Every wire protocol runs through here.
+ *
+ * ```
+ * wire:    --a------b--stop--|       --a------b--|           --a------X
+ * output:  --(S a)--b--done--|       --(S a)--b--#early      --(S a)--#X
+ * (S = start; `early` = the parser's end() error, e.g. "stream ended before message_stop")
+ * ```
+ *
+ * @example
+ * streamProvider(request, options, { url, headers, provider: 'anthropic', secrets: [key],
+ *   body: () => JSON.stringify(body), decode: decodeSse(), parser: (b) => anthropicReader(b, 'anthropic') })
+ */
+export function streamProvider<T>(
+  request: StreamRequest,
+  options: ProviderOptions,
+  call: ProviderCall<T>,
+  http: ProviderHttpOptions = {},
+): Observable<StreamEvent> {
   return defer(() => {
+    const scheduler = options.scheduler ?? asyncScheduler;
     const builder = new AssistantMessageBuilder(request.model.id, request.model.provider, scheduler.now());
-    const reader = call.reader(builder);
-    const events$ = sseStream(
+    const parser = call.parser(builder);
+    return httpStream(
       call.url,
-      { method: 'POST', headers: call.headers, body: JSON.stringify(call.body) },
+      { method: 'POST', headers: call.headers, body: call.body() },
       {
-        provider: request.model.provider,
+        provider: call.provider,
         secrets: call.secrets,
         signal: options.signal,
         scheduler,
@@ -80,43 +148,7 @@ export function sseProviderStream(call: SseProviderCall): Observable<StreamEvent
         requestTimeoutMs: http.requestTimeoutMs,
         dispatcher: http.dispatcher,
       },
-    );
-    return new Observable<StreamEvent>((subscriber) => {
-      let started = false;
-      let done = false;
-      const emit = (events: StreamEvent[]) => {
-        for (const event of events) {
-          if (done) return;
-          if (!started) {
-            started = true;
-            subscriber.next(builder.start());
-          }
-          if (event.type === 'done') done = true;
-          subscriber.next(event);
-        }
-      };
-      // Reader failures (error events, malformed chunks) end the stream as errors.
-      const attempt = (produce: () => StreamEvent[]): boolean => {
-        try {
-          emit(produce());
-          return true;
-        } catch (error) {
-          subscriber.error(error);
-          return false;
-        }
-      };
-      return events$.subscribe({
-        next: (event) => {
-          if (!done) attempt(() => reader.onEvent(event));
-        },
-        error: (error: unknown) => (done ? subscriber.complete() : subscriber.error(error)),
-        complete: () => {
-          if (!done && !attempt(() => reader.onEnd())) return;
-          if (done) subscriber.complete();
-          else subscriber.error(ProviderError.other(`${request.model.provider} stream produced no final message`, { provider: request.model.provider }));
-        },
-      });
-    });
+    ).pipe(call.decode, parseWire(builder, parser));
   });
 }
 
@@ -146,9 +178,12 @@ export function maxTokensOf(request: StreamRequest, fallback?: number): number |
   return request.maxTokens ?? request.model.maxTokens ?? fallback;
 }
 
-/** True when an assistant message was produced by another provider than `target`. */
-export function fromOtherProvider(message: AssistantMessage, target: ModelConfig): boolean {
-  return message.provider !== target.provider;
+/**
+ * True when an assistant message was produced by the same provider as the model about to be
+ * called, so that its thinking signatures can be echoed back; otherwise thinking travels as text.
+ */
+export function isOwnMessage(message: AssistantMessage, model: ModelConfig): boolean {
+  return message.provider === model.provider;
 }
 
 /** Text for thinking that cannot be echoed to the target provider as thinking. */
@@ -200,6 +235,18 @@ function syntheticResult(toolCallId: string, toolName: string, timestamp: number
 /** The text blocks of a tool result joined; images are handled by each protocol. */
 export function toolResultText(message: ToolResultMessage): string {
   return message.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
+}
+
+/** Base64 image blocks of a tool result. */
+export function toolResultImages(message: ToolResultMessage): ImageContent[] {
+  return message.content.filter((c): c is ImageContent => c.type === 'image');
+}
+
+/** `undefined` fields dropped, so request bodies stay minimal and comparable. */
+export function compact<T extends Record<string, unknown>>(value: T): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = v;
+  return out as T;
 }
 
 /** Headers of the model config merged over the protocol's own (the config wins). */

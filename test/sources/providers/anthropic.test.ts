@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualTimeScheduler, filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import type { Observable } from 'rxjs';
 import { retryBackoff } from '../../../src/operators/retry-backoff.js';
@@ -11,12 +11,13 @@ import {
   createAnthropicProvider,
 } from '../../../src/sources/providers/anthropic.js';
 import { anthropic } from '../../../src/sources/providers/models.js';
-import type { Provider, StreamRequest } from '../../../src/types/provider.js';
-import type { AssistantMessage, Message } from '../../../src/types/message.js';
-import { expectAllResponsesEnded, fixtureBody, fixturesAvailable, loadManifest, startFixtureServer } from './fixture-server.js';
-import type { FixtureServer, ManifestEntry } from './fixture-server.js';
+import type { StreamRequest } from '../../../src/types/provider.js';
+import type { AssistantMessage } from '../../../src/types/message.js';
+import { expectAllResponsesEnded, fixtureBody, fixturesAvailable, loadManifest } from './fixture-server.js';
+import type { ManifestEntry } from './fixture-server.js';
 import {
-  TEST_KEY,
+  assistantMessage,
+  callsOf,
   cassetteRequest,
   defaultCache,
   firstUserText,
@@ -25,29 +26,19 @@ import {
   runToError,
   streamRequest,
   systemText,
+  TEST_KEY,
   thinkingOf,
-  toolCallsOf,
+  useLoopbackProvider,
+  user,
   weatherTool,
-} from './harness-a.js';
+} from './harness.js';
 import { textOf } from '../../../src/types/message.js';
 
 const FAMILY = 'anthropic';
 const hasFixtures = fixturesAvailable(FAMILY);
 const manifest: ManifestEntry[] = hasFixtures ? loadManifest(FAMILY) : [];
 
-let server: FixtureServer;
-let dispatcher: Agent;
-let provider: Provider;
-
-beforeAll(async () => {
-  server = await startFixtureServer();
-  dispatcher = new Agent();
-  provider = createAnthropicProvider({ dispatcher });
-});
-afterAll(async () => {
-  await dispatcher.close();
-  await server.close();
-});
+const { server, dispatcher, provider } = await useLoopbackProvider((http) => createAnthropicProvider(http));
 
 const model = (id = 'claude-sonnet-4-5') => anthropic(id, { baseUrl: server.url, apiKey: TEST_KEY });
 
@@ -68,7 +59,7 @@ describe.skipIf(!hasFixtures)('anthropic: every recorded stream, served over loo
     const thinking = message.content.filter((c) => c.type === 'thinking');
     expect(thinking.some((c) => !c.redacted && (c.signature ?? '').length > 0)).toBe(facts.signature === true);
     expect(thinking.filter((c) => c.redacted && c.signature)).toHaveLength(facts.redacted_thinking_blocks);
-    expect(toolCallsOf(message)).toEqual(
+    expect(callsOf(message)).toEqual(
       (facts.tool_calls ?? []).map((c) => ({ id: c.id, name: c.name, arguments: c.input })),
     );
     expect(message.stopReason).toBe(STOP[facts.stop_reason ?? '']);
@@ -351,16 +342,7 @@ async function waitFor<T>(probe: () => T | undefined): Promise<T> {
 
 describe('buildAnthropicRequest', () => {
   const m = anthropic('claude-sonnet-4-5');
-  const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 0 });
-  const assistant = (content: AssistantMessage['content'], provider = 'anthropic', model = 'claude-sonnet-4-5'): AssistantMessage => ({
-    role: 'assistant',
-    content,
-    stopReason: 'toolUse',
-    model,
-    provider,
-    usage: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-    timestamp: 0,
-  });
+  const assistant = (content: AssistantMessage['content'], provider = 'anthropic', model = 'claude-sonnet-4-5') => assistantMessage(content, provider, model);
   const base = (overrides: Partial<StreamRequest> = {}): StreamRequest => ({ ...streamRequest(m), ...overrides });
 
   it('maps thinking levels to budgets (API floor 1024) and leaves room in max_tokens', () => {

@@ -1,14 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Agent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
 import { azureUrl, createAzureOpenAiProvider } from '../../../src/sources/providers/azure-openai.js';
 import { AZURE_OPENAI_DEFAULT_API_VERSION, azureOpenai } from '../../../src/sources/providers/models.js';
-import type { ModelConfig, Provider } from '../../../src/types/provider.js';
+import type { ModelConfig } from '../../../src/types/provider.js';
 import type { AssistantMessage } from '../../../src/types/message.js';
 import { textOf } from '../../../src/types/message.js';
-import { expectAllResponsesEnded, fixtureBody, fixturesAvailable, loadManifest, startFixtureServer } from './fixture-server.js';
-import type { FixtureServer, ManifestEntry } from './fixture-server.js';
+import { expectAllResponsesEnded, fixtureBody, fixturesAvailable, loadManifest } from './fixture-server.js';
+import type { ManifestEntry } from './fixture-server.js';
 import {
-  TEST_KEY,
+  callsOf,
   cassetteRequest,
   firstUserText,
   recordedTools,
@@ -16,27 +15,17 @@ import {
   runToError,
   streamRequest,
   systemText,
+  TEST_KEY,
   thinkingOf,
   toolCallsOf,
-} from './harness-a.js';
+  useLoopbackProvider,
+} from './harness.js';
 
 const FAMILY = 'azure-openai';
 const hasFixtures = fixturesAvailable(FAMILY);
 const manifest: ManifestEntry[] = hasFixtures ? loadManifest(FAMILY) : [];
 
-let server: FixtureServer;
-let dispatcher: Agent;
-let provider: Provider;
-
-beforeAll(async () => {
-  server = await startFixtureServer();
-  dispatcher = new Agent();
-  provider = createAzureOpenAiProvider({ dispatcher, env: {} });
-});
-afterAll(async () => {
-  await dispatcher.close();
-  await server.close();
-});
+const { server, provider } = await useLoopbackProvider((http) => createAzureOpenAiProvider({ ...http, env: {} }));
 
 const isResponses = (file: string) => file.includes('responses');
 /** The v1 endpoint the recordings were made against, on the loopback server. */
@@ -84,7 +73,7 @@ describe.skipIf(!hasFixtures)('azure-openai: every recorded stream, served over 
     expect(server.requests.at(-1)!.url).toBe('/openai/v1/chat/completions');
     expect(textOf(message)).toBe(facts.text);
     expect(thinkingOf(message)).toBe(facts.reasoning);
-    expect(toolCallsOf(message)).toEqual(facts.tool_calls.map((c) => ({ id: c.id, name: c.name, arguments: c.input })));
+    expect(callsOf(message)).toEqual(facts.tool_calls.map((c) => ({ id: c.id, name: c.name, arguments: c.input })));
     expect(message.stopReason).toBe(facts.finish_reasons.at(-1) === 'tool_calls' ? 'toolUse' : 'stop');
     expect(message.model).toBe(modelId);
     expect(message.provider).toBe('azure-openai');

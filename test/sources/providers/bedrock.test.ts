@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
@@ -7,9 +7,22 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { bedrockProvider, bedrockStreamUrl, buildBedrockBody, createBedrockProvider } from '../../../src/sources/providers/bedrock.js';
 import type { ModelConfig } from '../../../src/types/provider.js';
 import type { AssistantMessage } from '../../../src/types/message.js';
-import { fixturesAvailable, loadManifest, readCassette, readFixtureBytes, startFixtureServer } from './fixture-server.js';
-import type { FixtureServer, ManifestEntry } from './fixture-server.js';
-import { request, run, runToError, thinkingOf, textOf, toolCallsOf, toolResult, user, weatherTool } from './harness-b.js';
+import { fixturesAvailable, loadManifest, readCassette, readFixtureBytes } from './fixture-server.js';
+import type { ManifestEntry } from './fixture-server.js';
+import {
+  assistantMessage,
+  callsOf,
+  request,
+  run,
+  runToError,
+  textOf,
+  thinkingOf,
+  toolCallsOf,
+  toolResult,
+  useFixtureServer,
+  user,
+  weatherTool,
+} from './harness.js';
 
 const TOKEN = 'bedrock-api-key-test-0123456789';
 const FAMILY = 'bedrock';
@@ -74,7 +87,7 @@ function expectMatchesFacts(message: AssistantMessage, facts: BedrockFacts): voi
   expect(thinking.filter((c) => c.type === 'thinking' && c.redacted && !!c.signature)).toHaveLength(facts.redacted_reasoning_deltas);
   // Server-side tools (type server_tool_use) ran at AWS: they are not calls for the loop.
   const clientCalls = facts.tool_calls.filter((c) => c.type !== 'server_tool_use');
-  expect(toolCallsOf(message).map((c) => ({ id: c.id, name: c.name, arguments: c.arguments }))).toEqual(
+  expect(callsOf(message)).toEqual(
     clientCalls.map((c) => ({ id: c.toolUseId, name: c.name, arguments: c.parsed_input })),
   );
   expect(message.stopReason).toBe({ end_turn: 'stop', tool_use: 'toolUse' }[facts.stop_reason]);
@@ -88,13 +101,7 @@ function expectMatchesFacts(message: AssistantMessage, facts: BedrockFacts): voi
   });
 }
 
-let server: FixtureServer;
-beforeAll(async () => {
-  server = await startFixtureServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = await useFixtureServer();
 
 const present = fixturesAvailable(FAMILY);
 const entries = present ? loadManifest(FAMILY) : [];
@@ -195,18 +202,14 @@ describe.skipIf(!present)('Bedrock request body', () => {
   });
 
   it('turns foreign thinking into text, images into image blocks and error results into status error', () => {
-    const foreign: AssistantMessage = {
-      role: 'assistant',
-      content: [
+    const foreign = assistantMessage(
+      [
         { type: 'thinking', thinking: 'Hmm.', signature: 'openai-sig' },
         { type: 'toolCall', id: 'call_1', name: 'weather', arguments: { location: 'Rome' } },
       ],
-      stopReason: 'toolUse',
-      model: 'gpt',
-      provider: 'openai',
-      usage: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-      timestamp: 0,
-    };
+      'openai',
+      'gpt',
+    );
     const body = buildBedrockBody(
       request(model('http://x', { id: 'meta.llama3' }), {
         messages: [
@@ -254,7 +257,7 @@ describe('Bedrock auth', () => {
   it('without any credentials fails with an auth error saying what to set, before sending anything', async () => {
     const requestsBefore = server.requests.length;
     const { apiKey: _key, ...unkeyed } = model(server.url);
-    const error = await runToError(createBedrockProvider({ env: {} })(request(unkeyed as ModelConfig), {}));
+    const { error } = await runToError(createBedrockProvider({ env: {} })(request(unkeyed as ModelConfig), {}));
     expect(error.kind).toBe('auth');
     expect(error.message).toMatch(/AWS_BEARER_TOKEN_BEDROCK/);
     expect(server.requests.length).toBe(requestsBefore);
@@ -275,19 +278,19 @@ describe('Bedrock faults', () => {
       { body: concat([start, text, frame('throttlingException', { message: 'Too many requests, please wait before trying again.' }, 'exception')]), headers: EVENTSTREAM },
       { body: concat([frame('validationException', { message: 'Input is too long for requested model.' }, 'exception')]), headers: EVENTSTREAM },
     );
-    const throttled = await runToError(bedrockProvider(request(model(server.url)), {}));
+    const { error: throttled } = await runToError(bedrockProvider(request(model(server.url)), {}));
     expect(throttled.kind).toBe('rateLimited');
     expect(throttled.message).toContain('Too many requests');
-    expect((await runToError(bedrockProvider(request(model(server.url)), {}))).kind).toBe('contextOverflow');
+    expect((await runToError(bedrockProvider(request(model(server.url)), {}))).error.kind).toBe('contextOverflow');
   });
 
   it('a body cut inside a frame, and a stream without messageStop, fail with retryable network errors', async () => {
     const whole = concat([start, text]);
     server.enqueue({ body: whole.subarray(0, whole.length - 7), headers: EVENTSTREAM }, { body: whole, headers: EVENTSTREAM });
-    const cut = await runToError(bedrockProvider(request(model(server.url)), {}));
+    const { error: cut } = await runToError(bedrockProvider(request(model(server.url)), {}));
     expect(cut.kind).toBe('network');
     expect(cut.message).toMatch(/inside an event-stream frame/);
-    const early = await runToError(bedrockProvider(request(model(server.url)), {}));
+    const { error: early } = await runToError(bedrockProvider(request(model(server.url)), {}));
     expect(early.kind).toBe('network');
     expect(early.message).toMatch(/ended before messageStop/);
   });
@@ -300,10 +303,10 @@ describe('Bedrock faults', () => {
       body: fromUtf8('{"contentBlockIndex":0,"delta":{"te'),
     });
     server.enqueue({ body: corrupt, headers: EVENTSTREAM }, { body: concat([start, badJson]), headers: EVENTSTREAM });
-    const crc = await runToError(bedrockProvider(request(model(server.url)), {}));
+    const { error: crc } = await runToError(bedrockProvider(request(model(server.url)), {}));
     expect(crc.kind).toBe('other');
     expect(crc.message).toMatch(/corrupt event-stream frame/);
-    const json = await runToError(bedrockProvider(request(model(server.url)), {}));
+    const { error: json } = await runToError(bedrockProvider(request(model(server.url)), {}));
     expect(json.kind).toBe('other');
     expect(json.provider).toBe('bedrock');
     expect(json.message).toContain('"delta":{"te');
@@ -315,7 +318,7 @@ describe('Bedrock faults', () => {
       { body: concat([start, text, frame('messageStop', { stopReason: 'guardrail_intervened' })]), headers: EVENTSTREAM },
       { body: concat([start, text, frame('messageStop', { stopReason: 'max_tokens' })]), headers: EVENTSTREAM },
     );
-    const auth = await runToError(bedrockProvider(request(model(server.url)), {}));
+    const { error: auth } = await runToError(bedrockProvider(request(model(server.url)), {}));
     expect(auth.kind).toBe('auth');
     expect(auth.message).not.toContain(TOKEN);
     expect((await run(bedrockProvider, request(model(server.url)))).message.stopReason).toBe('guardRail');

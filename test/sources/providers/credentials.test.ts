@@ -8,7 +8,7 @@ import { emptyAssistant } from '../../../src/types/message.js';
 import type { ModelConfig, Provider, StreamEvent } from '../../../src/types/provider.js';
 import { startFixtureServer } from './fixture-server.js';
 import type { FixtureServer } from './fixture-server.js';
-import { request, run, runToError } from './harness-b.js';
+import { request, run, runToError } from './harness.js';
 
 const model: ModelConfig = { id: 'm', api: 'google-vertex', provider: 'google-vertex', project: 'p', region: 'us-east5' };
 const message = emptyAssistant('m', 'google-vertex', 0);
@@ -65,7 +65,7 @@ describe('withCredentials', () => {
   it('a second auth error propagates (and the credential is invalidated again for the next call)', async () => {
     const inner = keyed(() => throwError(authError));
     const keys = rotatingKeys();
-    const error = await runToError(withCredentials(inner, keys)(request(model), {}));
+    const { error } = await runToError(withCredentials(inner, keys)(request(model), {}));
     expect(error.kind).toBe('auth');
     expect(inner.keys).toEqual(['k1', 'k2']);
     expect(keys.invalidations).toBe(2);
@@ -74,7 +74,7 @@ describe('withCredentials', () => {
   it('does not retry or invalidate on other errors', async () => {
     const inner = keyed(() => throwError(() => ProviderError.rateLimited('slow down', 1000)));
     const keys = rotatingKeys();
-    const error = await runToError(withCredentials(inner, keys)(request(model), {}));
+    const { error } = await runToError(withCredentials(inner, keys)(request(model), {}));
     expect(error.kind).toBe('rateLimited');
     expect(inner.keys).toEqual(['k1']);
     expect(keys.invalidations).toBe(0);
@@ -107,7 +107,7 @@ describe('withCredentials', () => {
       },
       invalidate: () => {},
     };
-    const error = await runToError(withCredentials(keyed(() => ok()), failing)(request(model), {}));
+    const { error } = await runToError(withCredentials(keyed(() => ok()), failing)(request(model), {}));
     expect(error.kind).toBe('auth');
     expect(error.message).toMatch(/Could not obtain a credential for google-vertex: metadata server unreachable/);
     expect(calls).toBe(2);

@@ -89,6 +89,9 @@ export async function startFixtureServer(): Promise<FixtureServer> {
   const queue: FixtureResponse[] = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
+  // One close listener per socket: keep-alive sockets serve many requests, and a listener per
+  // request would pile up (MaxListenersExceededWarning) on a long-lived connection.
+  const socketClosed = new WeakMap<Socket, Promise<void>>();
   let accepted = 0;
   let fallbackResponder = (_: RecordedRequest): FixtureResponse => ({
     status: 500,
@@ -102,7 +105,6 @@ export async function startFixtureServer(): Promise<FixtureServer> {
       let resolveFinished!: (v: 'completed' | 'aborted') => void;
       const finished = new Promise<'completed' | 'aborted'>((r) => (resolveFinished = r));
       const socket = req.socket;
-      const socketClosed = new Promise<void>((r) => (socket.destroyed ? r() : socket.once('close', () => r())));
       const body = Buffer.concat(parts).toString('utf8');
       const recorded: RecordedRequest = {
         method: req.method ?? 'GET',
@@ -112,7 +114,7 @@ export async function startFixtureServer(): Promise<FixtureServer> {
         json: () => JSON.parse(body) as Record<string, unknown>,
         bytesSent: 0,
         finished,
-        socketClosed,
+        socketClosed: socketClosed.get(socket) ?? Promise.resolve(),
       };
       requests.push(recorded);
       res.on('close', () => resolveFinished(res.writableFinished ? 'completed' : 'aborted'));
@@ -124,7 +126,15 @@ export async function startFixtureServer(): Promise<FixtureServer> {
     socket.setNoDelay(true);
     accepted++;
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    socketClosed.set(
+      socket,
+      new Promise<void>((resolve) =>
+        socket.once('close', () => {
+          sockets.delete(socket);
+          resolve();
+        }),
+      ),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { createGoogleVertexProvider, googleVertexProvider, vertexStreamUrl } from '../../../src/sources/providers/google-vertex.js';
 import type { ModelConfig } from '../../../src/types/provider.js';
-import { fixtureBody, fixturesAvailable, loadManifest, readCassette, startFixtureServer } from './fixture-server.js';
-import type { FixtureServer } from './fixture-server.js';
-import { expectMatchesGoogleFacts, request, run, runToError, user } from './harness-b.js';
+import { fixtureBody, fixturesAvailable, loadManifest, readCassette } from './fixture-server.js';
+import { expectMatchesGoogleFacts, request, run, runToError, useFixtureServer, user } from './harness.js';
 
 const TOKEN = 'ya29.test-oauth-token-0123456789';
 const FAMILY = 'google';
@@ -20,13 +19,7 @@ const model = (baseUrl: string | undefined, overrides: Partial<ModelConfig> = {}
   ...overrides,
 });
 
-let server: FixtureServer;
-beforeAll(async () => {
-  server = await startFixtureServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = await useFixtureServer();
 
 const present = fixturesAvailable(FAMILY);
 // The Vertex recordings: the plain Vertex stream and Vertex Gemini 3.1's streamed function-call arguments.
@@ -73,7 +66,7 @@ describe('Vertex AI endpoint', () => {
   it('fails with a clear error when the project or region is missing, and reads them from the environment', async () => {
     const { project: _p, ...noProject } = model(server.url);
     const provider = createGoogleVertexProvider({ env: {} });
-    const error = await runToError(provider(request(noProject as ModelConfig), {}));
+    const { error } = await runToError(provider(request(noProject as ModelConfig), {}));
     expect(error.kind).toBe('other');
     expect(error.message).toMatch(/needs a project and a region/);
     // The project may come from the environment instead.
@@ -85,7 +78,7 @@ describe('Vertex AI endpoint', () => {
 
   it('an expired token (401) is an auth error that never shows the token', async () => {
     server.enqueue({ status: 401, body: JSON.stringify({ error: { code: 401, message: `Request had invalid authentication credentials: Bearer ${TOKEN}`, status: 'UNAUTHENTICATED' } }) });
-    const error = await runToError(googleVertexProvider(request(model(server.url)), {}));
+    const { error } = await runToError(googleVertexProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('auth');
     expect(error.message).not.toContain(TOKEN);
   });

@@ -1,25 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { buildGoogleBody, createGoogleProvider, googleProvider } from '../../../src/sources/providers/google.js';
 import type { GoogleContent } from '../../../src/sources/providers/google.js';
 import type { ModelConfig } from '../../../src/types/provider.js';
-import type { AssistantMessage, Message } from '../../../src/types/message.js';
-import { fixtureBody, fixturesAvailable, loadManifest, readCassette, startFixtureServer } from './fixture-server.js';
-import type { FixtureServer } from './fixture-server.js';
-import { expectMatchesGoogleFacts, request, run, runToError, toolCallsOf, toolResult, user, weatherTool } from './harness-b.js';
+import type { Message } from '../../../src/types/message.js';
+import { fixtureBody, fixturesAvailable, loadManifest, readCassette } from './fixture-server.js';
+import {
+  assistantMessage,
+  expectMatchesGoogleFacts,
+  request,
+  run,
+  runToError,
+  toolCallsOf,
+  toolResult,
+  useFixtureServer,
+  user,
+  weatherTool,
+} from './harness.js';
 
 const KEY = 'AIza-test-google-key-0123456789';
 const FAMILY = 'google';
 
 const model = (baseUrl: string, id = 'gemini-test'): ModelConfig => ({ id, api: 'google-generative-ai', provider: 'google', baseUrl, apiKey: KEY });
 
-let server: FixtureServer;
-beforeAll(async () => {
-  server = await startFixtureServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = await useFixtureServer();
 
 const present = fixturesAvailable(FAMILY);
 const entries = present ? loadManifest(FAMILY) : [];
@@ -110,19 +114,15 @@ describe.skipIf(!present)('Gemini request body', () => {
   });
 
   it('maps images, errors in tool results, foreign thinking and merges parallel tool results', () => {
-    const foreign: AssistantMessage = {
-      role: 'assistant',
-      content: [
+    const foreign = assistantMessage(
+      [
         { type: 'thinking', thinking: 'Plan: call the tool.', signature: 'sig-from-anthropic' },
         { type: 'toolCall', id: 'toolu_1', name: 'weather', arguments: { location: 'Rome' } },
         { type: 'toolCall', id: 'toolu_2', name: 'weather', arguments: { location: 'Oslo' } },
       ],
-      stopReason: 'toolUse',
-      model: 'claude',
-      provider: 'anthropic',
-      usage: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-      timestamp: 0,
-    };
+      'anthropic',
+      'claude',
+    );
     const calls = toolCallsOf(foreign);
     const body = buildGoogleBody(
       request(model('http://x'), {
@@ -167,14 +167,14 @@ describe('Gemini faults', () => {
 
   it('a stream that ends without a finishReason fails with a retryable network error', async () => {
     server.enqueue({ body: textChunk('Hel') });
-    const error = await runToError(googleProvider(request(model(server.url)), {}));
+    const { error } = await runToError(googleProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('network');
     expect(error.message).toMatch(/ended before a chunk with finishReason/);
   });
 
   it('a malformed chunk fails with ProviderError other naming the provider', async () => {
     server.enqueue({ body: `${textChunk('Hi')}data: {"candidates": [\r\n\r\n` });
-    const error = await runToError(googleProvider(request(model(server.url)), {}));
+    const { error } = await runToError(googleProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('other');
     expect(error.provider).toBe('google');
     expect(error.message).toContain('{"candidates": [');
@@ -182,7 +182,7 @@ describe('Gemini faults', () => {
 
   it('a mid-stream error chunk is classified (RESOURCE_EXHAUSTED 429 -> rateLimited)', async () => {
     server.enqueue({ body: textChunk('Hi') + chunk({ error: { code: 429, message: 'Resource has been exhausted', status: 'RESOURCE_EXHAUSTED' } }) });
-    const error = await runToError(googleProvider(request(model(server.url)), {}));
+    const { error } = await runToError(googleProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('rateLimited');
   });
 
@@ -191,8 +191,8 @@ describe('Gemini faults', () => {
       { status: 400, body: JSON.stringify([{ error: { code: 400, message: 'The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).', status: 'INVALID_ARGUMENT' } }]) },
       { status: 403, body: JSON.stringify({ error: { code: 403, message: `API key ${KEY} not valid`, status: 'PERMISSION_DENIED' } }) },
     );
-    expect((await runToError(googleProvider(request(model(server.url)), {}))).kind).toBe('contextOverflow');
-    const auth = await runToError(googleProvider(request(model(server.url)), {}));
+    expect((await runToError(googleProvider(request(model(server.url)), {}))).error.kind).toBe('contextOverflow');
+    const { error: auth } = await runToError(googleProvider(request(model(server.url)), {}));
     expect(auth.kind).toBe('auth');
     expect(auth.message).not.toContain(KEY);
   });
@@ -207,7 +207,7 @@ describe('Gemini faults', () => {
 
   it('a stalled server trips the idle timeout; unsubscribing mid-stream closes the socket', async () => {
     server.enqueue({ body: textChunk('Hi'), fault: { kind: 'stall', afterBytes: 10_000 } });
-    const error = await runToError(createGoogleProvider({ idleTimeoutMs: 150 })(request(model(server.url)), {}));
+    const { error } = await runToError(createGoogleProvider({ idleTimeoutMs: 150 })(request(model(server.url)), {}));
     expect(error.kind).toBe('network');
     server.enqueue({ body: textChunk('Hi'), fault: { kind: 'stall', afterBytes: 10_000 } });
     const seen: string[] = [];

@@ -1,19 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { VirtualTimeScheduler, filter, firstValueFrom } from 'rxjs';
-import { Agent } from 'undici';
 import {
   buildChatCompletionsRequest,
   createOpenAiCompletionsProvider,
   mistralToolId,
 } from '../../../src/sources/providers/openai-completions.js';
 import { openai, openaiCompatible } from '../../../src/sources/providers/models.js';
-import type { ModelConfig, Provider, StreamRequest } from '../../../src/types/provider.js';
-import type { AssistantMessage, Message } from '../../../src/types/message.js';
+import type { ModelConfig, StreamRequest } from '../../../src/types/provider.js';
+import type { AssistantMessage } from '../../../src/types/message.js';
 import { textOf } from '../../../src/types/message.js';
-import { expectAllResponsesEnded, fixtureBody, fixturesAvailable, loadManifest, startFixtureServer } from './fixture-server.js';
-import type { FixtureServer, ManifestEntry } from './fixture-server.js';
+import { expectAllResponsesEnded, fixtureBody, fixturesAvailable, loadManifest } from './fixture-server.js';
+import type { ManifestEntry } from './fixture-server.js';
 import {
-  TEST_KEY,
+  assistantMessage,
+  callsOf,
   cassetteRequest,
   firstUserText,
   recordedTools,
@@ -21,28 +21,18 @@ import {
   runToError,
   streamRequest,
   systemText,
+  TEST_KEY,
   thinkingOf,
-  toolCallsOf,
+  useLoopbackProvider,
+  user,
   weatherTool,
-} from './harness-a.js';
+} from './harness.js';
 
 const FAMILY = 'openai-chat';
 const hasFixtures = fixturesAvailable(FAMILY);
 const manifest: ManifestEntry[] = hasFixtures ? loadManifest(FAMILY) : [];
 
-let server: FixtureServer;
-let dispatcher: Agent;
-let provider: Provider;
-
-beforeAll(async () => {
-  server = await startFixtureServer();
-  dispatcher = new Agent();
-  provider = createOpenAiCompletionsProvider({ dispatcher });
-});
-afterAll(async () => {
-  await dispatcher.close();
-  await server.close();
-});
+const { server, dispatcher, provider } = await useLoopbackProvider((http) => createOpenAiCompletionsProvider(http));
 
 /** The config a user of that backend would write, pointed at the loopback server. */
 function modelFor(entry: ManifestEntry, id: string): ModelConfig {
@@ -105,7 +95,7 @@ describe.skipIf(!hasFixtures)('openai-completions: every recorded stream, served
     const { message } = await runProvider(provider, streamRequest(modelFor(entry, modelId)));
     expect(textOf(message)).toBe(facts.text);
     expect(thinkingOf(message)).toBe(facts.reasoning);
-    expect(toolCallsOf(message)).toEqual(facts.tool_calls.map((c) => ({ id: c.id, name: c.name, arguments: c.input })));
+    expect(callsOf(message)).toEqual(facts.tool_calls.map((c) => ({ id: c.id, name: c.name, arguments: c.input })));
     expect(message.stopReason).toBe(STOP[facts.finish_reasons.at(-1)!]);
     expect(message.model).toBe(modelId);
     expectUsage(message, facts.usage);
@@ -280,16 +270,7 @@ describe('openai-completions: faults end in the documented ProviderError', () =>
 // ---------------------------------------------------------------------------------------------
 
 describe('buildChatCompletionsRequest', () => {
-  const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }], timestamp: 0 });
-  const assistant = (content: AssistantMessage['content'], provider = 'openai', model = 'gpt-5'): AssistantMessage => ({
-    role: 'assistant',
-    content,
-    stopReason: 'toolUse',
-    model,
-    provider,
-    usage: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-    timestamp: 0,
-  });
+  const assistant = (content: AssistantMessage['content'], provider = 'openai', model = 'gpt-5') => assistantMessage(content, provider, model);
   const build = (model: ModelConfig, overrides: Partial<StreamRequest> = {}) => buildChatCompletionsRequest({ ...streamRequest(model), ...overrides });
 
   it('follows the compat flags: max-tokens field, developer role, reasoning_effort, usage in streaming', () => {

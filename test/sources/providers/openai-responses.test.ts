@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import {
   buildResponsesBody,
@@ -14,10 +14,21 @@ import {
   fixturesAvailable,
   loadManifest,
   readCassette,
-  startFixtureServer,
 } from './fixture-server.js';
-import type { FixtureServer, ManifestEntry } from './fixture-server.js';
-import { request, run, runToError, thinkingOf, textOf, toolCallsOf, toolResult, user, weatherTool } from './harness-b.js';
+import type { ManifestEntry } from './fixture-server.js';
+import {
+  assistantMessage,
+  request,
+  run,
+  runToError,
+  textOf,
+  thinkingOf,
+  toolCallsOf,
+  toolResult,
+  useFixtureServer,
+  user,
+  weatherTool,
+} from './harness.js';
 
 const KEY = 'sk-test-responses-0123456789abcdef';
 
@@ -48,13 +59,7 @@ const model = (baseUrl: string, provider = 'openai'): ModelConfig => ({
   apiKey: KEY,
 });
 
-let server: FixtureServer;
-beforeAll(async () => {
-  server = await startFixtureServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const server = await useFixtureServer();
 
 function expectMatchesFacts(message: AssistantMessage, facts: ResponsesFacts): void {
   expect(textOf(message)).toBe(facts.text);
@@ -93,7 +98,7 @@ for (const family of ['openai-responses', 'azure-openai'] as const) {
         server.enqueue({ body: fixtureBody(family, entry.file), chunking: { seed: i + 7, maxChunk: 29 } });
         const stream = openaiResponsesProvider(request(model(server.url)), {});
         if (facts.final_event === 'response.failed') {
-          const error = await runToError(stream);
+          const { error } = await runToError(stream);
           expect(error.kind).toBe('api');
           expect(error.retryable).toBe(false);
           expect(error.message).toContain(facts.errors[0]!.message!.slice(0, 40));
@@ -193,10 +198,7 @@ describe('Responses request body', () => {
     if (!stream || !router) return console.warn('[phi-rx tests] cassettes missing; skipped');
     const recorded = (parseYaml(stream) as Parsed).interactions[1]!.request.parsed_body;
     const call = { type: 'toolCall' as const, id: 'fc_67e554a1de488191af0831d35cbe082e0794405d35281ae2', name: 'get_capital', arguments: { country: 'France' } };
-    const assistant: AssistantMessage = {
-      role: 'assistant', content: [call], stopReason: 'toolUse', model: 'gpt-4o', provider: 'openai',
-      usage: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 }, timestamp: 0,
-    };
+    const assistant = assistantMessage([call], 'openai', 'gpt-4o');
     const body = buildResponsesBody(
       request({ ...model('http://x'), id: 'gpt-4o' }, { systemPrompt: '', messages: [user('What is the capital of France?'), assistant, toolResult(call, 'Paris')] }),
     );
@@ -239,18 +241,14 @@ describe('Responses request body', () => {
   });
 
   it("turns another provider's thinking into plain text, drops its signature, answers an orphaned call", () => {
-    const foreign: AssistantMessage = {
-      role: 'assistant',
-      content: [
+    const foreign = assistantMessage(
+      [
         { type: 'thinking', thinking: 'Let me think.', signature: 'anthropic-signature' },
         { type: 'toolCall', id: 'toolu_1', name: 'weather', arguments: { location: 'Rome' } },
       ],
-      stopReason: 'toolUse',
-      model: 'claude',
-      provider: 'anthropic',
-      usage: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-      timestamp: 0,
-    };
+      'anthropic',
+      'claude',
+    );
     const body = buildResponsesBody(request(model('http://x'), { messages: [user('hi'), foreign] }));
     expect(body.input.slice(1)).toEqual([
       { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: '<thinking>\nLet me think.\n</thinking>', annotations: [] }] },
@@ -269,7 +267,7 @@ describe('Responses faults', () => {
 
   it('a stream that ends before response.completed fails with a retryable network error', async () => {
     server.enqueue({ body: sse([created, callAdded, argsDelta('{"loc')]) });
-    const error = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
+    const { error } = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('network');
     expect(error.retryable).toBe(true);
     expect(error.message).toMatch(/ended before response\.completed/);
@@ -277,7 +275,7 @@ describe('Responses faults', () => {
 
   it('a malformed JSON chunk fails with ProviderError other naming the provider and the data', async () => {
     server.enqueue({ body: `${sse([created])}event: response.output_text.delta\ndata: {"type":"response.output_text.delta","delta":"Hi\n\n` });
-    const error = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
+    const { error } = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('other');
     expect(error.provider).toBe('openai');
     expect(error.message).toContain('response.output_text.delta');
@@ -285,7 +283,7 @@ describe('Responses faults', () => {
 
   it('a mid-stream error event is classified like an HTTP error (rate limit -> retryable)', async () => {
     server.enqueue({ body: sse([created, { type: 'error', code: 'rate_limit_exceeded', message: 'Rate limit reached for gpt-test' }]) });
-    const error = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
+    const { error } = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('rateLimited');
     expect(error.message).toContain('Rate limit reached');
   });
@@ -294,7 +292,7 @@ describe('Responses faults', () => {
     server.enqueue({
       body: sse([created, { type: 'response.failed', response: { status: 'failed', error: { code: 'context_length_exceeded', message: 'Your input exceeds the context window of this model.' } } }]),
     });
-    const error = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
+    const { error } = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
     expect(error.kind).toBe('contextOverflow');
   });
 
@@ -303,10 +301,10 @@ describe('Responses faults', () => {
       { status: 429, headers: { 'retry-after': '3' }, body: JSON.stringify({ error: { message: 'Too many requests' } }) },
       { status: 401, body: JSON.stringify({ error: { message: `Incorrect API key provided: ${KEY}` } }) },
     );
-    const limited = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
+    const { error: limited } = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
     expect(limited.kind).toBe('rateLimited');
     expect(limited.retryAfterMs).toBe(3000);
-    const auth = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
+    const { error: auth } = await runToError(openaiResponsesProvider(request(model(server.url)), {}));
     expect(auth.kind).toBe('auth');
     expect(auth.retryable).toBe(false);
     expect(auth.message).not.toContain(KEY);
@@ -357,7 +355,7 @@ describe('Responses faults', () => {
   it('a stalled server trips the idle timeout with a retryable network error', async () => {
     server.enqueue({ body: sse([created]), fault: { kind: 'stall', afterBytes: 10_000 } });
     const provider = createOpenAiResponsesProvider({ idleTimeoutMs: 150 });
-    const error = await runToError(provider(request(model(server.url)), {}));
+    const { error } = await runToError(provider(request(model(server.url)), {}));
     expect(error.kind).toBe('network');
     expect(error.message).toMatch(/stalled/);
   });

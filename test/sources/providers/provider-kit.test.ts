@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { map } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { parseWire } from '../../../src/sources/providers/protocol-kit.js';
-import type { WireParser } from '../../../src/sources/providers/protocol-kit.js';
+import { parseWire } from '../../../src/sources/providers/provider-kit.js';
+import type { WireParser } from '../../../src/sources/providers/provider-kit.js';
 import { AssistantMessageBuilder } from '../../../src/sources/providers/message-builder.js';
 import { ProviderError } from '../../../src/types/errors.js';
 import type { StreamEvent } from '../../../src/types/provider.js';
