@@ -91,9 +91,9 @@ export class Run {
   private readonly context: AgentContext;
 
   events$(): Observable<AgentEvent> {
-    return concat(
+    return stages(
       this.beforeLoop$(),
-      defer(() => (this.vetoed ? of(this.agentEndEvent('userStop')) : concat(of(this.agentStartEvent()), this.start$(), this.turns$(), this.end$()))),
+      defer(() => (this.vetoed ? of(this.agentEndEvent('userStop')) : stages(of(this.agentStartEvent()), this.start$(), this.turns$(), this.end$()))),
     );
   }
 
@@ -200,7 +200,7 @@ export class Run {
     return defer(() => {
       const end = this.agentEndEvent(this.ended ?? this.lastStopReason);
       const after = this.config.hooks?.afterLoop;
-      return concat(of(end), after ? this.hook$('afterLoop', () => after(this.newMessages, this.usage), undefined, () => undefined) : EMPTY);
+      return after ? concat(of(end), this.hook$('afterLoop', () => after(this.newMessages, this.usage), undefined, () => undefined)) : of(end);
     });
   }
 
@@ -459,7 +459,7 @@ export class Run {
               type: 'RetryScheduled', loopId: this.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: this.now(),
             }),
         }),
-        takeUntil(this.abort$),
+        c.signal ? takeUntil(this.abort$) : identity,
         toMessageEvents({ loopId: this.loopId, now: () => this.now(), onPartial: (p) => (this.partial = p) }),
       );
       return stream$.subscribe({
@@ -708,7 +708,7 @@ export class Run {
         type: 'TurnEnd', loopId: this.loopId, turnIndex, message, usage: message.usage, timestamp: this.now(), toolResults: this.toolResults,
       };
       const after = this.config.hooks?.afterTurn;
-      return concat(of(end), after ? this.hook$('afterTurn', () => after(this.messages, message.usage), undefined, () => undefined) : EMPTY);
+      return after ? concat(of(end), this.hook$('afterTurn', () => after(this.messages, message.usage), undefined, () => undefined)) : of(end);
     });
   }
 

@@ -1,0 +1,14 @@
+// phi-rx `agentLoop` over the scripted provider, consumed by subscribing.
+import { newCounts, runAgents } from '../workload.mjs';
+import { consume, context, lookupTool, phi, prompts, provider } from './phi-common.mjs';
+
+export const label = 'phi-rx agentLoop';
+
+export function run(workload) {
+  const counts = newCounts();
+  // Tools are defined once and shared by every agent, as a server would.
+  const tools = [lookupTool(counts)];
+  return runAgents(workload, counts, () =>
+    consume(phi.agentLoop(prompts(), context(tools), { model: phi.scriptedModel(), provider: provider(workload) }), counts),
+  );
+}

@@ -1,0 +1,326 @@
+// `npm run bench`: the loop-overhead benchmark of issue #7 and the SSE parsing benchmark.
+//
+//   node bench/run.mjs [--json] [--preset long|wide] [--runs 7] [--warmup N] [--only a,b]
+//                      [--no-sse] [--no-flat] [--markdown FILE]
+//
+// Every contender runs in its own child process (warm-up, then measured runs — `--runs` for
+// wide, three times that for long, flatness and SSE — counts asserted, peak RSS read from that
+// process). The anchors are devDependencies of bench/ only and are
+// installed on first use. phi-rx's sources are bundled to plain JS first (esbuild), so the
+// measured processes carry no TypeScript loader.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PRESETS, expectedCounts } from './workload.mjs';
+import { hasRecording, recordingPath } from './sse-stream.mjs';
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(benchDir, '..');
+const buildDir = path.join(root, '.tmp', 'bench');
+
+const args = parseArgs(process.argv.slice(2));
+const log = (line = '') => process.stderr.write(`${line}\n`);
+
+ensureBenchDependencies();
+const features = await buildPhi();
+
+const CONTENDERS = [
+  { id: 'floor', short: 'floor (async generators)' },
+  { id: 'phi-agent-loop', short: 'phi-rx agentLoop' },
+  features.recordSession && { id: 'phi-record-session', short: 'phi-rx agentLoop + recordSession' },
+  features.basicAgent && { id: 'phi-basic-agent', short: 'phi-rx BasicAgent + recordSession' },
+  { id: 'pi-agent-core', short: 'pi-agent-core agentLoop' },
+  { id: 'ai-sdk', short: 'AI SDK streamText' },
+].filter(Boolean).filter((c) => !args.only || args.only.includes(c.id));
+
+const report = { node: process.version, date: new Date().toISOString(), loadAverage: os.loadavg()[0], runs: args.runs, presets: {}, flatness: undefined, sse: undefined, targets: [] };
+const started = Date.now();
+
+for (const preset of args.presets) {
+  const workload = PRESETS[preset];
+  log(`\n[${preset}] ${describe(workload)}`);
+  const results = [];
+  // A long run takes milliseconds, so it gets three times the runs (GC makes single runs noisy);
+  // one wide run is thousands of agent turns, plenty to warm the JIT up.
+  const runs = preset === 'long' ? 3 * args.runs : args.runs;
+  const warmup = args.warmup ?? (preset === 'wide' ? 1 : 10);
+  for (const c of CONTENDERS) {
+    log(`  ${c.short} ...`);
+    results.push({ ...(await runChild(c.id, workload, warmup, runs)), short: c.short });
+  }
+  report.presets[preset] = { workload, runs, warmup, expected: expectedCounts(workload), results: results.map(summarize) };
+}
+
+if (args.flat && CONTENDERS.some((c) => c.id === 'phi-agent-loop')) {
+  log('\n[flatness] cost per delta, N=200 vs N=2000 (K=50, T=4)');
+  report.flatness = [];
+  for (const c of CONTENDERS.filter((x) => x.id === 'phi-agent-loop' || x.id === 'phi-record-session' || x.id === 'floor')) {
+    const row = { contender: c.id, short: c.short };
+    for (const deltas of [200, 2000]) {
+      // N=200 is the long preset itself: reuse its run when it was measured.
+      const measured = deltas === PRESETS.long.deltas ? report.presets.long?.results.find((r) => r.contender === c.id) : undefined;
+      if (measured) row[`n${deltas}`] = measured;
+      else {
+        log(`  ${c.short}, N=${deltas} ...`);
+        row[`n${deltas}`] = summarize({ ...(await runChild(c.id, { ...PRESETS.long, deltas }, 5, 3 * args.runs)), short: c.short });
+      }
+    }
+    row.ratio = row.n2000.nsPerDelta / row.n200.nsPerDelta;
+    report.flatness.push(row);
+  }
+}
+
+if (args.sse) {
+  if (!features.anthropic) log('\n[sse] skipped: src/sources/providers/anthropic.ts is not there yet');
+  else if (!hasRecording()) log(`\n[sse] skipped: no recorded Anthropic stream at ${recordingPath()} (set PHI_RX_FIXTURES)`);
+  else {
+    log('\n[sse] ~1 MiB recorded Anthropic stream on 127.0.0.1');
+    report.sse = await runSse();
+  }
+}
+
+report.targets = targets(report);
+report.seconds = Math.round((Date.now() - started) / 1000);
+const markdown = toMarkdown(report);
+if (args.markdown) writeFileSync(args.markdown, `${markdown}\n`);
+if (args.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+else process.stdout.write(`${markdown}\n`);
+
+// ---- setup -----------------------------------------------------------------------------------
+
+function ensureBenchDependencies() {
+  if (existsSync(path.join(benchDir, 'node_modules'))) return;
+  log('bench: installing the anchors (npm install --prefix bench) ...');
+  execFileSync('npm', ['install', '--prefix', benchDir, '--no-audit', '--no-fund'], { stdio: ['ignore', 2, 2] });
+}
+
+/** Bundles the phi-rx sources the benchmark uses into .tmp/bench/phi-rx.mjs (packages stay external). */
+async function buildPhi() {
+  const has = (file) => existsSync(path.join(root, 'src', file));
+  const features = {
+    recordSession: has('operators/record-session.ts') && has('session/recorder.ts'),
+    basicAgent: has('agent/basic-agent.ts'),
+    anthropic: has('sources/providers/anthropic.ts') && has('sources/http/request.ts'),
+  };
+  const src = (file) => JSON.stringify(path.join(root, 'src', file));
+  const lines = [
+    `export { agentLoop } from ${src('agent/agent-loop.ts')};`,
+    `export { scriptedProvider, scriptedModel } from ${src('testing/scripted-provider.ts')};`,
+    `export { defineTool } from ${src('tools/define-tool.ts')};`,
+    `export { userMessage } from ${src('types/message.ts')};`,
+    `export { z } from 'zod';`,
+    `export { subscribeOn, asapScheduler } from 'rxjs';`,
+    `export { createParser } from 'eventsource-parser';`,
+    `export { request, Agent } from 'undici';`,
+    `export const features = ${JSON.stringify(features)};`,
+  ];
+  if (features.recordSession) {
+    lines.push(`export { recordSession } from ${src('operators/record-session.ts')};`, `export { SessionRecorder } from ${src('session/recorder.ts')};`);
+  }
+  if (features.basicAgent) lines.push(`export { BasicAgent } from ${src('agent/basic-agent.ts')};`);
+  if (features.anthropic) {
+    lines.push(
+      `export { createAnthropicProvider } from ${src('sources/providers/anthropic.ts')};`,
+      `export { getHttpDispatcher } from ${src('sources/http/request.ts')};`,
+    );
+  }
+  mkdirSync(buildDir, { recursive: true });
+  const entry = path.join(buildDir, 'entry.ts');
+  writeFileSync(entry, `${lines.join('\n')}\n`);
+  const esbuild = await import('esbuild');
+  await esbuild.build({
+    entryPoints: [entry],
+    outfile: path.join(buildDir, 'phi-rx.mjs'),
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    logLevel: 'silent',
+  }).catch((error) => {
+    const where = (error.errors ?? []).map((e) => `  ${e.location?.file}:${e.location?.line}: ${e.text}`).join('\n');
+    throw new Error(`bench: phi-rx's sources do not bundle (is someone halfway through an edit?):\n${where || error.message}`);
+  });
+  return features;
+}
+
+// ---- children --------------------------------------------------------------------------------
+
+function runChild(contender, workload, warmup, runs) {
+  return runNode([path.join(benchDir, 'child.mjs'), contender, JSON.stringify(workload), String(warmup), String(runs)]);
+}
+
+function runSse() {
+  return runNode([path.join(benchDir, 'sse.mjs'), String(3 * args.runs)]);
+}
+
+function runNode(argv) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], cwd: root });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) reject(new Error(`bench child failed (exit ${code}): node ${argv.map((a) => path.basename(a)).join(' ')}`));
+      else resolve(JSON.parse(out.trim().split('\n').pop()));
+    });
+  });
+}
+
+// ---- numbers ---------------------------------------------------------------------------------
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+function summarize(r) {
+  const ms = median(r.times);
+  const deltas = r.counts.textDeltas;
+  return {
+    contender: r.contender,
+    short: r.short,
+    label: r.label,
+    medianMs: ms,
+    minMs: Math.min(...r.times),
+    maxMs: Math.max(...r.times),
+    times: r.times,
+    cpuMedianMs: median(r.cpuTimes),
+    nsPerDelta: (ms * 1e6) / deltas,
+    deltasPerSecond: deltas / (ms / 1000),
+    counts: r.counts,
+    baselineRssMB: r.baselineRssBytes / 2 ** 20,
+    firstRunPeakRssMB: r.firstRunPeakRssBytes / 2 ** 20,
+    peakRssMB: r.peakRssBytes / 2 ** 20,
+  };
+}
+
+function byId(results, id) {
+  return results.find((r) => r.contender === id);
+}
+
+function bestAnchor(results) {
+  const anchors = results.filter((r) => r.contender === 'pi-agent-core' || r.contender === 'ai-sdk');
+  return anchors.sort((a, b) => a.medianMs - b.medianMs)[0];
+}
+
+function targets(rep) {
+  const out = [];
+  const add = (name, value, limit, pass, unit) => out.push({ name, value, limit, pass, unit });
+  const long = rep.presets.long?.results;
+  if (long) {
+    const phi = byId(long, 'phi-agent-loop');
+    const floor = byId(long, 'floor');
+    const anchor = bestAnchor(long);
+    if (phi && floor) add('long: phi-rx agentLoop / floor', phi.medianMs / floor.medianMs, '≤ 1.5×', phi.medianMs / floor.medianMs <= 1.5, '×');
+    if (phi && anchor) add(`long: ${anchor.short} / phi-rx agentLoop (speed-up)`, anchor.medianMs / phi.medianMs, '≥ 3×', anchor.medianMs / phi.medianMs >= 3, '×');
+    const rec = byId(long, 'phi-record-session');
+    if (phi && rec) add('long: agentLoop + recordSession / agentLoop', rec.medianMs / phi.medianMs, '≤ 1.3×', rec.medianMs / phi.medianMs <= 1.3, '×');
+    const basic = byId(long, 'phi-basic-agent');
+    if (phi && basic) add('long: BasicAgent + recordSession / agentLoop', basic.medianMs / phi.medianMs, '≤ 1.3×', basic.medianMs / phi.medianMs <= 1.3, '×');
+  }
+  const wide = rep.presets.wide?.results;
+  if (wide) {
+    const phi = byId(wide, 'phi-agent-loop');
+    const anchor = bestAnchor(wide);
+    if (phi) add('wide: phi-rx agentLoop peak RSS (one run, fresh process)', phi.firstRunPeakRssMB, '< 100 MB', phi.firstRunPeakRssMB < 100, ' MB');
+    if (phi && anchor) add(`wide: phi-rx / ${anchor.short} throughput`, phi.deltasPerSecond / anchor.deltasPerSecond, '≥ 3×', phi.deltasPerSecond / anchor.deltasPerSecond >= 3, '×');
+    const rec = byId(wide, 'phi-record-session');
+    if (phi && rec) add('wide: agentLoop + recordSession / agentLoop', rec.medianMs / phi.medianMs, '≤ 1.3×', rec.medianMs / phi.medianMs <= 1.3, '×');
+  }
+  for (const row of rep.flatness ?? []) {
+    if (row.contender === 'phi-agent-loop' || row.contender === 'phi-record-session') {
+      add(`flat: ${row.short} ns/delta N=2000 / N=200`, row.ratio, '≤ 1.2×', row.ratio <= 1.2, '×');
+    }
+  }
+  if (rep.sse) add('sse: phi-rx Anthropic provider / eventsource-parser alone', rep.sse.ratio, '≤ 1.2×', rep.sse.ratio <= 1.2, '×');
+  return out;
+}
+
+// ---- output ----------------------------------------------------------------------------------
+
+function fmt(n, digits = 1) {
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function describe(w) {
+  const e = expectedCounts(w);
+  return `${w.agents} agent(s) × K=${w.turns} turns, N=${w.deltas} deltas, T=${w.tools} tools: ${e.textDeltas.toLocaleString('en-US')} deltas, ${e.toolExecutions.toLocaleString('en-US')} tool runs`;
+}
+
+function toMarkdown(rep) {
+  const out = [];
+  out.push(
+    `Node ${rep.node}, ${machine()}, load average ${fmt(rep.loadAverage, 1)} at the start; medians of the measured runs after warm-up, ` +
+      'each contender in its own process; "CPU" is the process\'s user+system time per run (it includes GC threads); ' +
+      'peak RSS of the process after its first run (a fresh process, one run) and after all runs.',
+  );
+  for (const [preset, p] of Object.entries(rep.presets)) {
+    out.push('', `**${preset}** — ${describe(p.workload)}; ${p.warmup} warm-up + ${p.runs} measured runs per contender`, '');
+    out.push(
+      '| contender | ms / run (min–max) | CPU ms | ns / delta | deltas / s | events | peak RSS: 1st run / all runs |',
+      '|---|---:|---:|---:|---:|---:|---:|',
+    );
+    for (const r of p.results) {
+      out.push(
+        `| ${r.short} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.cpuMedianMs)} | ${fmt(r.nsPerDelta, 0)} | ${fmt(r.deltasPerSecond / 1e6, 2)} M | ${r.counts.events.toLocaleString('en-US')} | ${fmt(r.firstRunPeakRssMB, 0)} / ${fmt(r.peakRssMB, 0)} MB |`,
+      );
+    }
+    const phi = byId(p.results, 'phi-agent-loop');
+    const floor = byId(p.results, 'floor');
+    const anchor = bestAnchor(p.results);
+    const ratios = [];
+    if (phi && floor) ratios.push(`phi-rx / floor = ${fmt(phi.medianMs / floor.medianMs, 2)}×`);
+    if (phi && anchor) ratios.push(`phi-rx / best anchor (${anchor.short}) = ${fmt(phi.medianMs / anchor.medianMs, 2)}× (${fmt(anchor.medianMs / phi.medianMs, 1)}× faster)`);
+    if (ratios.length) out.push('', ratios.join('; '));
+  }
+  if (rep.flatness) {
+    out.push('', '**Cost per delta as N grows** (K=50, T=4, one agent)', '', '| contender | ns / delta, N=200 | ns / delta, N=2000 | ratio |', '|---|---:|---:|---:|');
+    for (const row of rep.flatness) out.push(`| ${row.short} | ${fmt(row.n200.nsPerDelta, 0)} | ${fmt(row.n2000.nsPerDelta, 0)} | ${fmt(row.ratio, 2)}× |`);
+  }
+  if (rep.sse) {
+    const s = rep.sse;
+    out.push('', `**SSE parsing** — ${s.description}`, '', '| contender | ms / stream (min–max) | MB/s | events |', '|---|---:|---:|---:|');
+    for (const r of s.results) out.push(`| ${r.label} | ${fmt(r.medianMs, 2)} (${fmt(r.minMs, 2)}–${fmt(r.maxMs, 2)}) | ${fmt(r.mbPerSecond, 0)} | ${r.events.toLocaleString('en-US')} |`);
+    out.push('', `phi-rx provider / eventsource-parser alone = ${fmt(s.ratio, 2)}×; / eventsource-parser + JSON.parse = ${fmt(s.ratioJson, 2)}×`);
+  }
+  if (rep.targets.length) {
+    out.push('', '**Targets**', '', '| target | measured | limit | |', '|---|---:|---:|---|');
+    for (const t of rep.targets) out.push(`| ${t.name} | ${fmt(t.value, 2)}${t.unit} | ${t.limit} | ${t.pass ? 'met' : '**missed**'} |`);
+  }
+  out.push('', `Reproduce: \`npm run bench\` (${rep.seconds} s here; \`npm run -s bench -- --json\` for machines).`);
+  return out.join('\n');
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return `${cpus.length} × ${cpus[0]?.model.trim() ?? 'cpu'}`;
+}
+
+// ---- arguments -------------------------------------------------------------------------------
+
+function parseArgs(argv) {
+  const a = { json: false, presets: ['long', 'wide'], runs: 7, warmup: undefined, only: undefined, sse: true, flat: true, markdown: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`bench: ${arg} needs a value`);
+      return v;
+    };
+    if (arg === '--json') a.json = true;
+    else if (arg === '--preset') a.presets = value().split(',');
+    else if (arg === '--runs') a.runs = Math.max(1, Number(value())); // below 7 only while developing
+    else if (arg === '--warmup') a.warmup = Number(value());
+    else if (arg === '--only') a.only = value().split(',');
+    else if (arg === '--no-sse') a.sse = false;
+    else if (arg === '--no-flat') a.flat = false;
+    else if (arg === '--markdown') a.markdown = path.resolve(value());
+    else throw new Error(`bench: unknown argument ${arg} (see the header of bench/run.mjs)`);
+  }
+  for (const p of a.presets) if (!PRESETS[p]) throw new Error(`bench: unknown preset ${p} (long, wide)`);
+  return a;
+}
