@@ -1,14 +1,16 @@
-// One contender in its own process: warm-up runs (at least one), then measured runs, each asserted
-// to have done the whole workload. Prints one JSON line: the run times, the counts, the peak RSS.
+// One contender in its own process: warm-up runs (at least one, and at least `warmupMs` of them),
+// then measured runs, each asserted to have done the whole workload. Prints one JSON line: the run
+// times, the counts, the peak RSS.
 //
-//   node bench/child.mjs <contender> '<workload json>' <warmups> <runs>
+//   node bench/child.mjs <contender> '<workload json>' <warmups> <runs> [warmupMs]
 import { performance } from 'node:perf_hooks';
 import { assertCounts } from './workload.mjs';
 
-const [name, workloadJson, warmupArg, runsArg] = process.argv.slice(2);
+const [name, workloadJson, warmupArg, runsArg, warmupMsArg] = process.argv.slice(2);
 const workload = JSON.parse(workloadJson);
 const warmups = Number(warmupArg);
 const runs = Number(runsArg);
+const warmupMs = Number(warmupMsArg ?? 0);
 
 const contender = await import(`./contenders/${name}.mjs`);
 const baselineRss = process.memoryUsage().rss;
@@ -17,7 +19,13 @@ const baselineRss = process.memoryUsage().rss;
 // far); the peak over all runs is reported too (the steady state of a process that keeps going).
 assertCounts(contender.label, workload, await contender.run(workload));
 const firstRunPeakRss = process.resourceUsage().maxRSS * 1024;
-for (let i = 1; i < warmups; i++) assertCounts(contender.label, workload, await contender.run(workload));
+// Warm-up is counted in runs and in time: the JIT reaches a loop's steady state after a number of
+// calls, not of runs (a few-millisecond run needs many more runs than a slow one).
+const warmStart = performance.now();
+let warmupRuns = 1;
+for (; warmupRuns < warmups || performance.now() - warmStart < warmupMs; warmupRuns++) {
+  assertCounts(contender.label, workload, await contender.run(workload));
+}
 
 const times = [];
 const cpuTimes = [];
@@ -40,6 +48,7 @@ process.stdout.write(
     contender: name,
     label: contender.label,
     workload,
+    warmupRuns,
     times,
     cpuTimes,
     counts,

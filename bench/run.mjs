@@ -1,7 +1,10 @@
 // `npm run bench`: the loop-overhead benchmark of issue #7 and the SSE parsing benchmark.
 //
-//   node bench/run.mjs [--json] [--preset long|wide] [--runs 7] [--warmup N] [--only a,b]
-//                      [--no-sse] [--no-flat] [--markdown FILE]
+//   node bench/run.mjs [--json] [--preset long|wide] [--runs 7] [--warmup N] [--warmup-ms 1000] [--only a,b]
+//                      [--no-sse] [--no-flat] [--markdown FILE] [--baseline FILE]
+//
+// `--baseline FILE` measures an older bundle of phi-rx (a copy of .tmp/bench/phi-rx.mjs saved
+// before a change) as one more contender, `phi-baseline`, so that before and after share a run.
 //
 // Every contender runs in its own child process (warm-up, then measured runs — `--runs` for
 // wide, three times that for long, flatness and SSE — counts asserted, peak RSS read from that
@@ -9,7 +12,7 @@
 // installed on first use. phi-rx's sources are bundled to plain JS first (esbuild), so the
 // measured processes carry no TypeScript loader.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,8 +37,12 @@ const CONTENDERS = [
   { id: 'pi-agent-core', short: 'pi-agent-core agentLoop' },
   { id: 'ai-sdk', short: 'AI SDK streamText' },
 ].filter(Boolean).filter((c) => !args.only || args.only.includes(c.id));
+if (args.baseline) {
+  const at = CONTENDERS.findIndex((c) => c.id === 'phi-agent-loop');
+  CONTENDERS.splice(at + 1, 0, { id: 'phi-baseline', file: 'phi-agent-loop', short: 'phi-rx agentLoop (baseline bundle)', env: { PHI_RX_BUNDLE: args.baseline } });
+}
 
-const report = { node: process.version, date: new Date().toISOString(), loadAverage: os.loadavg()[0], runs: args.runs, presets: {}, flatness: undefined, sse: undefined, targets: [] };
+const report = { node: process.version, date: new Date().toISOString(), loadAverage: os.loadavg()[0], runs: args.runs, warmupMs: args.warmupMs, presets: {}, flatness: undefined, sse: undefined, targets: [] };
 const started = Date.now();
 
 for (const preset of args.presets) {
@@ -48,7 +55,7 @@ for (const preset of args.presets) {
   const warmup = args.warmup ?? (preset === 'wide' ? 1 : 10);
   for (const c of CONTENDERS) {
     log(`  ${c.short} ...`);
-    results.push({ ...(await runChild(c.id, workload, warmup, runs)), short: c.short });
+    results.push({ ...(await runChild(c, workload, warmup, runs)), contender: c.id, short: c.short });
   }
   report.presets[preset] = { workload, runs, warmup, expected: expectedCounts(workload), results: results.map(summarize) };
 }
@@ -64,7 +71,7 @@ if (args.flat && CONTENDERS.some((c) => c.id === 'phi-agent-loop')) {
       if (measured) row[`n${deltas}`] = measured;
       else {
         log(`  ${c.short}, N=${deltas} ...`);
-        row[`n${deltas}`] = summarize({ ...(await runChild(c.id, { ...PRESETS.long, deltas }, 5, 3 * args.runs)), short: c.short });
+        row[`n${deltas}`] = summarize({ ...(await runChild(c, { ...PRESETS.long, deltas }, 5, 3 * args.runs)), contender: c.id, short: c.short });
       }
     }
     row.ratio = row.n2000.nsPerDelta / row.n200.nsPerDelta;
@@ -96,7 +103,13 @@ function ensureBenchDependencies() {
   execFileSync('npm', ['install', '--prefix', benchDir, '--no-audit', '--no-fund'], { stdio: ['ignore', 2, 2] });
 }
 
-/** Bundles the phi-rx sources the benchmark uses into .tmp/bench/phi-rx.mjs (packages stay external). */
+/**
+ * Bundles the phi-rx sources the benchmark uses (packages stay external): .tmp/bench/phi-rx.mjs for
+ * the loop contenders, .tmp/bench/phi-rx-sse.mjs for the SSE readers. Code splitting keeps every
+ * dynamic import of the sources (the provider registry's protocols, BasicAgent's MCP and OpenAPI
+ * loaders) a separate chunk loaded on use, as it is in the published package: one big bundle would
+ * load undici, the MCP SDK and swagger-parser into every contender's process.
+ */
 async function buildPhi() {
   const has = (file) => existsSync(path.join(root, 'src', file));
   const features = {
@@ -105,34 +118,41 @@ async function buildPhi() {
     anthropic: has('sources/providers/anthropic.ts') && has('sources/http/request.ts'),
   };
   const src = (file) => JSON.stringify(path.join(root, 'src', file));
-  const lines = [
+  const loop = [
     `export { agentLoop } from ${src('agent/agent-loop.ts')};`,
     `export { scriptedProvider, scriptedModel } from ${src('testing/scripted-provider.ts')};`,
     `export { defineTool } from ${src('tools/define-tool.ts')};`,
     `export { userMessage } from ${src('types/message.ts')};`,
     `export { z } from 'zod';`,
     `export { subscribeOn, asapScheduler } from 'rxjs';`,
-    `export { createParser } from 'eventsource-parser';`,
-    `export { request, Agent } from 'undici';`,
     `export const features = ${JSON.stringify(features)};`,
   ];
   if (features.recordSession) {
-    lines.push(`export { recordSession } from ${src('operators/record-session.ts')};`, `export { SessionRecorder } from ${src('session/recorder.ts')};`);
+    loop.push(`export { recordSession } from ${src('operators/record-session.ts')};`, `export { SessionRecorder } from ${src('session/recorder.ts')};`);
   }
-  if (features.basicAgent) lines.push(`export { BasicAgent } from ${src('agent/basic-agent.ts')};`);
+  if (features.basicAgent) loop.push(`export { BasicAgent } from ${src('agent/basic-agent.ts')};`);
+  const sse = [
+    `export { userMessage } from ${src('types/message.ts')};`,
+    `export { createParser } from 'eventsource-parser';`,
+    `export { request, Agent } from 'undici';`,
+  ];
   if (features.anthropic) {
-    lines.push(
+    sse.push(
       `export { createAnthropicProvider } from ${src('sources/providers/anthropic.ts')};`,
       `export { getHttpDispatcher } from ${src('sources/http/request.ts')};`,
     );
   }
+  rmSync(path.join(buildDir, 'chunks'), { recursive: true, force: true }); // no stale chunks from an earlier build
   mkdirSync(buildDir, { recursive: true });
-  const entry = path.join(buildDir, 'entry.ts');
-  writeFileSync(entry, `${lines.join('\n')}\n`);
+  writeFileSync(path.join(buildDir, 'phi-rx.ts'), `${loop.join('\n')}\n`);
+  writeFileSync(path.join(buildDir, 'phi-rx-sse.ts'), `${sse.join('\n')}\n`);
   const esbuild = await import('esbuild');
   await esbuild.build({
-    entryPoints: [entry],
-    outfile: path.join(buildDir, 'phi-rx.mjs'),
+    entryPoints: [path.join(buildDir, 'phi-rx.ts'), path.join(buildDir, 'phi-rx-sse.ts')],
+    outdir: buildDir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunks/[name]-[hash]',
+    splitting: true,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -149,16 +169,17 @@ async function buildPhi() {
 // ---- children --------------------------------------------------------------------------------
 
 function runChild(contender, workload, warmup, runs) {
-  return runNode([path.join(benchDir, 'child.mjs'), contender, JSON.stringify(workload), String(warmup), String(runs)]);
+  const argv = [path.join(benchDir, 'child.mjs'), contender.file ?? contender.id, JSON.stringify(workload), String(warmup), String(runs), String(args.warmupMs)];
+  return runNode(argv, contender.env);
 }
 
 function runSse() {
-  return runNode([path.join(benchDir, 'sse.mjs'), String(3 * args.runs)]);
+  return runNode([path.join(benchDir, 'sse.mjs'), String(3 * args.runs)], args.baseline ? { PHI_RX_BASELINE: args.baseline } : undefined);
 }
 
-function runNode(argv) {
+function runNode(argv, env) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], cwd: root });
+    const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'inherit'], cwd: root, env: { ...process.env, ...env } });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('error', reject);
@@ -189,6 +210,7 @@ function summarize(r) {
     maxMs: Math.max(...r.times),
     times: r.times,
     cpuMedianMs: median(r.cpuTimes),
+    warmupRuns: r.warmupRuns,
     nsPerDelta: (ms * 1e6) / deltas,
     deltasPerSecond: deltas / (ms / 1000),
     counts: r.counts,
@@ -259,14 +281,18 @@ function toMarkdown(rep) {
       'peak RSS of the process after its first run (a fresh process, one run) and after all runs.',
   );
   for (const [preset, p] of Object.entries(rep.presets)) {
-    out.push('', `**${preset}** — ${describe(p.workload)}; ${p.warmup} warm-up + ${p.runs} measured runs per contender`, '');
     out.push(
-      '| contender | ms / run (min–max) | CPU ms | ns / delta | deltas / s | events | peak RSS: 1st run / all runs |',
-      '|---|---:|---:|---:|---:|---:|---:|',
+      '',
+      `**${preset}** — ${describe(p.workload)}; warm-up of at least ${p.warmup} run(s) and ${fmt(rep.warmupMs / 1000, 1)} s, then ${p.runs} measured runs per contender`,
+      '',
+    );
+    out.push(
+      '| contender | ms / run (min–max) | CPU ms | ns / delta | deltas / s | events | warm-up runs | peak RSS: 1st run / all runs |',
+      '|---|---:|---:|---:|---:|---:|---:|---:|',
     );
     for (const r of p.results) {
       out.push(
-        `| ${r.short} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.cpuMedianMs)} | ${fmt(r.nsPerDelta, 0)} | ${fmt(r.deltasPerSecond / 1e6, 2)} M | ${r.counts.events.toLocaleString('en-US')} | ${fmt(r.firstRunPeakRssMB, 0)} / ${fmt(r.peakRssMB, 0)} MB |`,
+        `| ${r.short} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.cpuMedianMs)} | ${fmt(r.nsPerDelta, 0)} | ${fmt(r.deltasPerSecond / 1e6, 2)} M | ${r.counts.events.toLocaleString('en-US')} | ${r.warmupRuns ?? '–'} | ${fmt(r.firstRunPeakRssMB, 0)} / ${fmt(r.peakRssMB, 0)} MB |`,
       );
     }
     const phi = byId(p.results, 'phi-agent-loop');
@@ -275,6 +301,8 @@ function toMarkdown(rep) {
     const ratios = [];
     if (phi && floor) ratios.push(`phi-rx / floor = ${fmt(phi.medianMs / floor.medianMs, 2)}×`);
     if (phi && anchor) ratios.push(`phi-rx / best anchor (${anchor.short}) = ${fmt(phi.medianMs / anchor.medianMs, 2)}× (${fmt(anchor.medianMs / phi.medianMs, 1)}× faster)`);
+    const baseline = byId(p.results, 'phi-baseline');
+    if (phi && baseline) ratios.push(`phi-rx / baseline bundle = ${fmt(phi.medianMs / baseline.medianMs, 2)}×`);
     if (ratios.length) out.push('', ratios.join('; '));
   }
   if (rep.flatness) {
@@ -285,7 +313,13 @@ function toMarkdown(rep) {
     const s = rep.sse;
     out.push('', `**SSE parsing** — ${s.description}`, '', '| contender | ms / stream (min–max) | MB/s | events |', '|---|---:|---:|---:|');
     for (const r of s.results) out.push(`| ${r.label} | ${fmt(r.medianMs, 2)} (${fmt(r.minMs, 2)}–${fmt(r.maxMs, 2)}) | ${fmt(r.mbPerSecond, 0)} | ${r.events.toLocaleString('en-US')} |`);
-    out.push('', `phi-rx provider / eventsource-parser alone = ${fmt(s.ratio, 2)}×; / eventsource-parser + JSON.parse = ${fmt(s.ratioJson, 2)}×`);
+    const base = s.results.find((r) => r.id === 'phi-rx-baseline');
+    const phiMs = s.results.find((r) => r.id === 'phi-rx').medianMs;
+    out.push(
+      '',
+      `phi-rx provider / eventsource-parser alone = ${fmt(s.ratio, 2)}×; / eventsource-parser + JSON.parse = ${fmt(s.ratioJson, 2)}×` +
+        (base ? `; / baseline bundle = ${fmt(phiMs / base.medianMs, 2)}×` : ''),
+    );
   }
   if (rep.targets.length) {
     out.push('', '**Targets**', '', '| target | measured | limit | |', '|---|---:|---:|---|');
@@ -303,7 +337,7 @@ function machine() {
 // ---- arguments -------------------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const a = { json: false, presets: ['long', 'wide'], runs: 7, warmup: undefined, only: undefined, sse: true, flat: true, markdown: undefined };
+  const a = { json: false, presets: ['long', 'wide'], runs: 7, warmup: undefined, warmupMs: 1000, only: undefined, sse: true, flat: true, markdown: undefined, baseline: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -315,10 +349,12 @@ function parseArgs(argv) {
     else if (arg === '--preset') a.presets = value().split(',');
     else if (arg === '--runs') a.runs = Math.max(1, Number(value())); // below 7 only while developing
     else if (arg === '--warmup') a.warmup = Number(value());
+    else if (arg === '--warmup-ms') a.warmupMs = Number(value());
     else if (arg === '--only') a.only = value().split(',');
     else if (arg === '--no-sse') a.sse = false;
     else if (arg === '--no-flat') a.flat = false;
     else if (arg === '--markdown') a.markdown = path.resolve(value());
+    else if (arg === '--baseline') a.baseline = path.resolve(value());
     else throw new Error(`bench: unknown argument ${arg} (see the header of bench/run.mjs)`);
   }
   for (const p of a.presets) if (!PRESETS[p]) throw new Error(`bench: unknown preset ${p} (long, wide)`);

@@ -10,10 +10,12 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { RECORDING, buildStream } from './sse-stream.mjs';
 
-const phi = await import(new URL('../.tmp/bench/phi-rx.mjs', import.meta.url).href);
+const phi = await import(new URL('../.tmp/bench/phi-rx-sse.mjs', import.meta.url).href);
+// run.mjs --baseline: an older bundle's provider is measured too, on the same bytes.
+const baseline = process.env.PHI_RX_BASELINE ? await import(pathToFileURL(process.env.PHI_RX_BASELINE).href) : undefined;
 const runs = Math.max(15, Number(process.argv[2] ?? 15));
 const WARMUP = 10;
 
@@ -23,6 +25,7 @@ const { port } = JSON.parse(await firstLine(server.stdout));
 const baseUrl = `http://127.0.0.1:${port}`;
 
 const provider = phi.createAnthropicProvider({});
+const baselineProvider = baseline?.createAnthropicProvider({});
 const model = { id: 'claude-bench', api: 'anthropic-messages', provider: 'anthropic', baseUrl, apiKey: 'bench-key' };
 const request = {
   model,
@@ -34,7 +37,8 @@ const request = {
 };
 
 const readers = [
-  { id: 'phi-rx', label: 'phi-rx Anthropic provider', read: readWithProvider },
+  { id: 'phi-rx', label: 'phi-rx Anthropic provider', read: () => readWithProvider(provider) },
+  ...(baselineProvider ? [{ id: 'phi-rx-baseline', label: 'phi-rx Anthropic provider (baseline bundle)', read: () => readWithProvider(baselineProvider) }] : []),
   { id: 'parser', label: 'eventsource-parser alone', read: () => readWithParser(false) },
   { id: 'parser-json', label: 'eventsource-parser + JSON.parse', read: () => readWithParser(true) },
 ];
@@ -85,7 +89,7 @@ try {
 }
 
 function check(reader, result) {
-  if (reader.id === 'phi-rx') {
+  if (reader.id.startsWith('phi-rx')) {
     const want = stream.textDeltas + stream.thinkingDeltas;
     if (result.deltas !== want || !result.done) throw new Error(`${reader.label}: expected ${want} deltas and a final message, got ${result.deltas} (done: ${result.done})`);
   } else if (result.events !== stream.sseEvents) {
@@ -94,7 +98,7 @@ function check(reader, result) {
   return result.events;
 }
 
-function readWithProvider() {
+function readWithProvider(provider) {
   return new Promise((resolve, reject) => {
     let events = 0;
     let deltas = 0;

@@ -6,7 +6,7 @@ export const label = 'phi-rx agentLoop';
 
 export function run(workload) {
   const counts = newCounts();
-  // Tools are defined once and shared by every agent, as a server would.
+  // The tool is defined once per process and shared by every run and agent, as a server would.
   const tools = [lookupTool(counts)];
   return runAgents(workload, counts, () =>
     consume(phi.agentLoop(prompts(), context(tools), { model: phi.scriptedModel(), provider: provider(workload) }), counts),

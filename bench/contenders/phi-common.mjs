@@ -1,9 +1,15 @@
 // What the phi-rx contenders share: the bundled sources, the scripted turns, the tool, and a
 // consumer that counts what it is delivered.
+import { pathToFileURL } from 'node:url';
 import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, hasTools, toolArgs, toolOutput, turnText } from '../workload.mjs';
 
-/** phi-rx's own sources, bundled by run.mjs (plain JS: no TypeScript loader in the measured process). */
-export const phi = await import(new URL('../../.tmp/bench/phi-rx.mjs', import.meta.url).href);
+/**
+ * phi-rx's own sources, bundled by run.mjs (plain JS: no TypeScript loader in the measured process).
+ * `PHI_RX_BUNDLE` points at another bundle (run.mjs's `--baseline`: an older build measured in the same run).
+ */
+export const phi = await import(
+  process.env.PHI_RX_BUNDLE ? pathToFileURL(process.env.PHI_RX_BUNDLE).href : new URL('../../.tmp/bench/phi-rx.mjs', import.meta.url).href
+);
 
 /** The K scripted turns of one agent. */
 export function script(workload) {
@@ -30,16 +36,26 @@ export function provider(workload) {
   return (request, options) => scripted(request, options).pipe(phi.subscribeOn(phi.asapScheduler));
 }
 
+/** The counts of the run in progress; the tool below bumps `executed` in them. */
+let current;
+
+/**
+ * The tool, defined once per process and shared by every run and agent, as a server would (its
+ * zod schema is converted to JSON Schema once, not on every run); it counts into `counts`.
+ */
+const LOOKUP = phi.defineTool({
+  name: TOOL_NAME,
+  description: TOOL_DESCRIPTION,
+  parameters: phi.z.object({ path: phi.z.string(), line: phi.z.number() }),
+  execute: (args) => {
+    current.executed++;
+    return toolOutput(args);
+  },
+});
+
 export function lookupTool(counts) {
-  return phi.defineTool({
-    name: TOOL_NAME,
-    description: TOOL_DESCRIPTION,
-    parameters: phi.z.object({ path: phi.z.string(), line: phi.z.number() }),
-    execute: (args) => {
-      counts.executed++;
-      return toolOutput(args);
-    },
-  });
+  current = counts;
+  return LOOKUP;
 }
 
 export function context(tools) {

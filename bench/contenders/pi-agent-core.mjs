@@ -19,7 +19,7 @@ const LLM_ROLES = new Set(['user', 'assistant', 'toolResult']);
 
 export function run(workload) {
   const counts = newCounts();
-  // Tools are defined once and shared by every agent, as a server would.
+  // The tool is defined once per process and shared by every run and agent, as a server would.
   const tools = [lookupTool(counts)];
   return runAgents(workload, counts, async () => {
     const context = { systemPrompt: SYSTEM_PROMPT, messages: [], tools };
@@ -29,17 +29,24 @@ export function run(workload) {
   });
 }
 
+/** The counts of the run in progress; the tool below bumps `executed` in them. */
+let current;
+
+/** The tool, defined once per process and shared by every run and agent, as a server would. */
+const LOOKUP = {
+  name: TOOL_NAME,
+  label: TOOL_NAME,
+  description: TOOL_DESCRIPTION,
+  parameters: Type.Object({ path: Type.String(), line: Type.Number() }),
+  execute: async (_toolCallId, params) => {
+    current.executed++;
+    return { content: [{ type: 'text', text: toolOutput(params) }], details: {} };
+  },
+};
+
 function lookupTool(counts) {
-  return {
-    name: TOOL_NAME,
-    label: TOOL_NAME,
-    description: TOOL_DESCRIPTION,
-    parameters: Type.Object({ path: Type.String(), line: Type.Number() }),
-    execute: async (_toolCallId, params) => {
-      counts.executed++;
-      return { content: [{ type: 'text', text: toolOutput(params) }], details: {} };
-    },
-  };
+  current = counts;
+  return LOOKUP;
 }
 
 function count(counts, event) {

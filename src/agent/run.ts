@@ -1,15 +1,20 @@
 import {
   asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
-  queueScheduler, repeat, type SchedulerLike, subscribeOn, takeUntil, tap,
+  type MonoTypeOperatorFunction, type OperatorFunction, pipe, type SchedulerLike, type Subscriber, type Subscription, takeUntil, tap,
 } from 'rxjs';
+// RxJS's own operator plumbing (public under `rxjs/internal/*`): a stage's events pass through an
+// OperatorSubscriber, one call per event instead of a SafeSubscriber and its observer wrapper.
+import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
 import type { AgentEvent, CompactionEndEvent } from '../types/events.js';
 import {
   type AgentMessage, type AssistantMessage, type LlmMessage, type Message, type StopReason, type ToolResultMessage,
   isExtension, toLlmMessages, toolCallsOf,
 } from '../types/message.js';
 import type { ToolCall } from '../types/content.js';
-import type { StreamRequest, Provider } from '../types/provider.js';
-import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger } from '../types/config.js';
+import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
+import {
+  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type ExecutionLimits, type SteeringPolicy, type TurnTrigger,
+} from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
 import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
@@ -33,14 +38,19 @@ import { defaultIds } from './ids.js';
 const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
 
 /**
- * The state of one run and the stages of its pipeline. Each stage is a small cold Observable of
- * events; `events$` composes them. State lives here rather than in a scan because stages read it
- * lazily (`defer`) at the moment they start, which is exactly the spec's checkpoint semantics.
+ * The state of one run and the stages of its pipeline. `stages()` is the run's lifecycle written
+ * top to bottom as a generator; `playStages` turns it into one Observable. Each stage is computed
+ * when the one before it has completed and is either the events it has at once or an Observable
+ * for work that takes time (the model call, the tools, an async hook). State lives here rather
+ * than in a scan because stages read it at the moment they start, which is exactly the spec's
+ * checkpoint semantics. A plain turn costs the model call and the tool dispatch, not one
+ * subscription per stage.
  */
 export class Run {
   private readonly scheduler: SchedulerLike;
   private readonly provider: Provider;
   private readonly abort$: Observable<void>;
+  private readonly providerOptions: ProviderOptions;
   private readonly toolDefs: ToolDefinition[];
   private readonly contextConfig: ContextConfig | undefined;
   readonly loopId: string;
@@ -82,6 +92,7 @@ export class Run {
     this.loopId = context.loopId ?? ids();
     this.provider = config.provider ?? defaultProviderRegistry().resolve(config.model);
     this.abort$ = config.signal ? fromAbortSignal(config.signal) : NEVER;
+    this.providerOptions = config.signal ? { signal: config.signal, scheduler: this.scheduler } : { scheduler: this.scheduler };
     this.toolDefs = context.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     this.contextConfig = config.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...config.contextConfig } : undefined;
     this.messages = context.messages.slice();
@@ -91,10 +102,25 @@ export class Run {
   private readonly context: AgentContext;
 
   events$(): Observable<AgentEvent> {
-    return stages(
-      this.beforeLoop$(),
-      defer(() => (this.vetoed ? of(this.agentEndEvent('userStop')) : stages(of(this.agentStartEvent()), this.start$(), this.turns$(), this.end$()))),
-    );
+    return playStages(() => this.stages());
+  }
+
+  /** The run: before-loop hook, AgentStart, the prompts, turn after turn while there is work, AgentEnd. */
+  private *stages(): Generator<Stage, void, undefined> {
+    yield this.beforeLoop$();
+    if (this.vetoed) {
+      yield [this.agentEndEvent('userStop')];
+      return;
+    }
+    yield [this.agentStartEvent()];
+    yield this.start$();
+    // `limitExecution` guards each turn: it is re-subscribed once per turn, which is its contract.
+    const guarded$ = this.config.limits ? this.limitedTurn$(this.config.limits) : undefined;
+    do {
+      if (guarded$) yield guarded$;
+      else yield* this.turn();
+    } while (this.nextTurn && !this.ended);
+    yield this.end$();
   }
 
   // ---- loop level ---------------------------------------------------------------------------
@@ -117,9 +143,9 @@ export class Run {
     }
   }
 
-  private beforeLoop$(): Observable<AgentEvent> {
+  private beforeLoop$(): Stage {
     const hook = this.config.hooks?.beforeLoop;
-    if (!hook) return EMPTY;
+    if (!hook) return undefined;
     return this.hook$('beforeLoop', () => hook(this.messages, 0), true as boolean | void, (ok) => {
       if (ok === false) this.vetoed = true;
     });
@@ -140,18 +166,16 @@ export class Run {
   }
 
   /** Filters the prompts (an origin call) or picks up queued follow-ups (a continuation). */
-  private start$(): Observable<AgentEvent> {
+  private start$(): Stage {
     if (this.prompts === undefined) {
-      return defer(() => {
-        const last = this.messages[this.messages.length - 1];
-        if (last?.role === 'assistant' && queuedSize(this.config.steering) === 0) return this.admit$(takeQueued(this.config.followUp), 'followUp');
-        return EMPTY;
-      });
+      const last = this.messages[this.messages.length - 1];
+      if (last?.role === 'assistant' && queuedSize(this.config.steering) === 0) return this.admit$(takeQueued(this.config.followUp), 'followUp');
+      return undefined;
     }
     const filters = this.config.inputFilters ?? [];
     if (filters.length === 0) {
       this.pending.push(...this.prompts);
-      return EMPTY;
+      return undefined;
     }
     return of(this.prompts).pipe(
       filterInput(filters),
@@ -167,24 +191,14 @@ export class Run {
     );
   }
 
-  /** Turn after turn while there is work; `limitExecution` guards each one. */
-  private turns$(): Observable<AgentEvent> {
-    const limits = this.config.limits;
-    const guard = limits
-      ? limitExecution(limits, {
-          scheduler: this.scheduler,
-          ...(this.config.model.cost ? { pricing: this.config.model.cost } : {}),
-          onLimit: (reason) => this.limitReached$(reason),
-        })
-      : identity;
-    return defer(() => {
-      this.nextTurn = false;
-      return this.ended ? EMPTY : this.turn$();
-    }).pipe(
-      guard,
-      // Trampoline: a synchronous run (scripted provider, sync tools) repeats without growing the stack.
-      subscribeOn(queueScheduler),
-      repeat({ delay: () => (this.nextTurn && !this.ended ? of(true) : EMPTY) }),
+  /** One turn as an Observable through `limitExecution`, for runs with limits. */
+  private limitedTurn$(limits: ExecutionLimits): Observable<AgentEvent> {
+    return playStages(() => this.turn()).pipe(
+      limitExecution(limits, {
+        scheduler: this.scheduler,
+        ...(this.config.model.cost ? { pricing: this.config.model.cost } : {}),
+        onLimit: (reason) => this.limitReached$(reason),
+      }),
     );
   }
 
@@ -192,16 +206,14 @@ export class Run {
     return defer(() => {
       this.ended = reason.startsWith('Max turns') ? 'maxTurns' : 'guardRail';
       const message: AgentMessage = { role: 'user', content: [{ type: 'text', text: `[Agent stopped: ${reason}]` }], timestamp: this.now() };
-      return this.append$([message]);
+      return from(this.append([message]));
     });
   }
 
-  private end$(): Observable<AgentEvent> {
-    return defer(() => {
-      const end = this.agentEndEvent(this.ended ?? this.lastStopReason);
-      const after = this.config.hooks?.afterLoop;
-      return after ? concat(of(end), this.hook$('afterLoop', () => after(this.newMessages, this.usage), undefined, () => undefined)) : of(end);
-    });
+  private end$(): Stage {
+    const end = this.agentEndEvent(this.ended ?? this.lastStopReason);
+    const after = this.config.hooks?.afterLoop;
+    return after ? concat(of(end), this.hook$('afterLoop', () => after(this.newMessages, this.usage), undefined, () => undefined)) : [end];
   }
 
   private agentEndEvent(stopReason: StopReason): AgentEvent {
@@ -218,40 +230,43 @@ export class Run {
 
   // ---- one turn -----------------------------------------------------------------------------
 
-  private turn$(): Observable<AgentEvent> {
+  /** One turn, in the order of spec 000's lifecycle. */
+  private *turn(): Generator<Stage, void, undefined> {
+    this.nextTurn = false;
     this.polledThisTurn = false;
-    return stages(
-      this.pollSteering$(), // checkpoint 6: loop re-entry
-      this.beforeTurn$(),
-      defer(() => (this.ended ? EMPTY : this.turnBody$())),
-    );
+    if (this.ended) return;
+    yield this.pollSteering$(); // checkpoint 6: loop re-entry
+    yield this.beforeTurn$();
+    if (this.ended) return;
+    const turnIndex = this.turnIndex;
+    yield this.turnStart();
+    if (!this.polledThisTurn) yield this.pollSteering$(); // checkpoint 1: after before_turn, before the model call
+    yield this.append(this.pending.splice(0), turnIndex);
+    yield this.compaction('budget');
+    yield this.preTurnPolicies$(turnIndex);
+    if (!this.ended) yield this.buildRequest$();
+    yield* this.modelCall(turnIndex);
+    yield this.tools$(turnIndex);
+    yield this.postTurn$(turnIndex);
+    yield this.turnEnd$(turnIndex);
+    yield* this.decideNext();
   }
 
-  private beforeTurn$(): Observable<AgentEvent> {
+  private beforeTurn$(): Stage {
     const hook = this.config.hooks?.beforeTurn;
-    if (!hook) return EMPTY;
+    if (!hook) return undefined;
     return this.hook$('beforeTurn', () => hook(this.messages, this.turnIndex), true as boolean | void, (ok) => {
       if (ok === false) this.ended = 'userStop';
     });
   }
 
-  private turnBody$(): Observable<AgentEvent> {
+  private turnStart(): Stage {
     const turnIndex = this.turnIndex++;
     this.assistant = undefined;
     this.partial = undefined;
     this.messageStarted = false;
     this.toolResults = [];
-    return stages(
-      of<AgentEvent>({ type: 'TurnStart', loopId: this.loopId, turnIndex, timestamp: this.now(), triggeredBy: this.triggerFor(turnIndex) }),
-      this.config.steering ? defer(() => (this.polledThisTurn ? EMPTY : this.pollSteering$())) : EMPTY, // checkpoint 1: after before_turn, before the model call
-      defer(() => this.append$(this.pending.splice(0), turnIndex)),
-      this.prepare$(turnIndex),
-      this.stream$(turnIndex),
-      this.tools$(turnIndex),
-      this.postTurn$(turnIndex),
-      this.turnEnd$(turnIndex),
-      this.decideNext$(),
-    );
+    return [{ type: 'TurnStart', loopId: this.loopId, turnIndex, timestamp: this.now(), triggeredBy: this.triggerFor(turnIndex) }];
   }
 
   private triggerFor(turnIndex: number): TurnTrigger {
@@ -263,8 +278,8 @@ export class Run {
   }
 
   /** Adds messages to the context and announces each with MessageStart / MessageEnd. */
-  private append$(messages: AgentMessage[], turnIndex?: number): Observable<AgentEvent> {
-    if (messages.length === 0) return EMPTY;
+  private append(messages: AgentMessage[], turnIndex?: number): AgentEvent[] {
+    if (messages.length === 0) return NO_EVENTS;
     const events: AgentEvent[] = [];
     for (const m of messages) {
       const stored = turnIndex === undefined || isExtension(m) ? m : ({ ...m, turnId: { loopId: this.loopId, turnIndex } } as LlmMessage);
@@ -272,7 +287,7 @@ export class Run {
       const timestamp = this.now();
       events.push({ type: 'MessageStart', loopId: this.loopId, message: stored, timestamp }, { type: 'MessageEnd', loopId: this.loopId, message: stored, timestamp });
     }
-    return from(events);
+    return events;
   }
 
   private record(message: AgentMessage): void {
@@ -283,52 +298,41 @@ export class Run {
 
   // ---- before the model call ------------------------------------------------------------------
 
-  /** Transforms, compaction, pre-turn policies; leaves the request in `this.request`. */
+  /** Compaction, pre-turn policies and transforms leave the request for the model call here. */
   private request: StreamRequest | undefined;
 
-  private prepare$(turnIndex: number): Observable<AgentEvent> {
-    return stages(
-      this.compaction$('budget'),
-      this.preTurnPolicies$(turnIndex),
-      defer(() => (this.ended ? EMPTY : this.buildRequest$())),
+  private compaction(reason: 'budget' | 'overflow'): Stage {
+    const cfg = this.contextConfig;
+    if (!cfg) return undefined;
+    const tokensBefore = estimateContextTokens(this.messages);
+    // After an overflow the estimate was wrong: aim well below what we sent.
+    const budget = reason === 'overflow' ? Math.min(effectiveBudget(cfg), Math.floor(tokensBefore * 0.6)) : effectiveBudget(cfg);
+    if (reason === 'budget' && tokensBefore <= budget) return undefined;
+    const messagesBefore = this.messages.length;
+    const startedAt = this.now();
+    return of(this.messages).pipe(
+      compact(cfg, { budget }),
+      concatMap((result) => {
+        this.messages = result.messages;
+        const end: CompactionEndEvent = {
+          type: 'CompactionEnd',
+          loopId: this.loopId,
+          tier: result.tier ?? 1,
+          tokensBefore: result.tokensBefore,
+          tokensAfter: result.tokensAfter,
+          messagesBefore,
+          messagesAfter: result.messages.length,
+          timestamp: this.now(),
+        };
+        const start: AgentEvent = { type: 'CompactionStart', loopId: this.loopId, reason, tokensBefore, timestamp: startedAt };
+        return from([start, end]);
+      }),
     );
   }
 
-  private compaction$(reason: 'budget' | 'overflow'): Observable<AgentEvent> {
-    if (!this.contextConfig) return EMPTY;
-    return defer(() => {
-      const cfg = this.contextConfig;
-      if (!cfg) return EMPTY;
-      const tokensBefore = estimateContextTokens(this.messages);
-      // After an overflow the estimate was wrong: aim well below what we sent.
-      const budget = reason === 'overflow' ? Math.min(effectiveBudget(cfg), Math.floor(tokensBefore * 0.6)) : effectiveBudget(cfg);
-      if (reason === 'budget' && tokensBefore <= budget) return EMPTY;
-      const messagesBefore = this.messages.length;
-      const startedAt = this.now();
-      return of(this.messages).pipe(
-        compact(cfg, { budget }),
-        concatMap((result) => {
-          this.messages = result.messages;
-          const end: CompactionEndEvent = {
-            type: 'CompactionEnd',
-            loopId: this.loopId,
-            tier: result.tier ?? 1,
-            tokensBefore: result.tokensBefore,
-            tokensAfter: result.tokensAfter,
-            messagesBefore,
-            messagesAfter: result.messages.length,
-            timestamp: this.now(),
-          };
-          const start: AgentEvent = { type: 'CompactionStart', loopId: this.loopId, reason, tokensBefore, timestamp: startedAt };
-          return from([start, end]);
-        }),
-      );
-    });
-  }
-
-  private preTurnPolicies$(turnIndex: number): Observable<AgentEvent> {
+  private preTurnPolicies$(turnIndex: number): Stage {
     const policies = this.config.policies?.preTurn ?? [];
-    if (policies.length === 0) return EMPTY;
+    if (policies.length === 0) return undefined;
     return from(policies).pipe(
       concatMap((policy) =>
         defer(() => {
@@ -341,7 +345,7 @@ export class Run {
   }
 
   private applyPreTurn$(verdict: PolicyVerdict): Observable<AgentEvent> {
-    if (verdict.action === 'inject') return this.append$(verdict.messages, this.turnIndex - 1);
+    if (verdict.action === 'inject') return from(this.append(verdict.messages, this.turnIndex - 1));
     if (verdict.action === 'stop') {
       this.ended = 'guardRail';
       const message: AssistantMessage = {
@@ -355,19 +359,17 @@ export class Run {
         errorMessage: verdict.reason,
       };
       this.assistant = message;
-      return this.append$([message], this.turnIndex - 1);
+      return from(this.append([message], this.turnIndex - 1));
     }
     return EMPTY;
   }
 
-  private buildRequest$(): Observable<AgentEvent> {
+  private buildRequest$(): Stage {
     const c = this.config;
     if (!c.asyncTransformContext && !c.transformContext && !c.operators?.context && !c.getApiKey) {
       // Nothing to await or to guard against: build the request at once (every turn of a plain run).
-      return defer(() => {
-        this.setRequest(this.requestFor(this.messages.slice(), c.model.apiKey));
-        return this.drainHookErrors();
-      });
+      this.setRequest(this.requestFor(this.messages, c.model.apiKey));
+      return this.hookErrors.length ? this.hookErrors.splice(0) : undefined;
     }
     return defer(() => {
       let messages$: Observable<AgentMessage[]> = of(this.messages.slice());
@@ -397,20 +399,26 @@ export class Run {
     this.fresh = [];
   }
 
+  /** `messages` is the context to send: `this.messages` itself on the plain path (it is not modified here). */
   private requestFor(messages: AgentMessage[], apiKey: string | undefined): StreamRequest {
     const c = this.config;
-    return {
+    let llm: Message[];
+    if (c.convertToLlm) llm = c.convertToLlm(messages === this.messages ? messages.slice() : messages);
+    else llm = messages === this.messages ? this.contextViews() : this.llmMessages(messages);
+    const request: StreamRequest = {
       model: c.model,
       systemPrompt: this.context.systemPrompt,
-      messages: c.convertToLlm ? c.convertToLlm(messages) : this.llmMessages(messages),
+      messages: llm,
       tools: this.toolDefs,
       thinkingLevel: c.thinkingLevel ?? 'off',
-      ...(c.maxTokens !== undefined ? { maxTokens: c.maxTokens } : {}),
-      ...(c.temperature !== undefined ? { temperature: c.temperature } : {}),
       cacheConfig: c.cacheConfig ?? DEFAULT_CACHE_CONFIG,
-      ...(apiKey !== undefined ? { apiKey } : {}),
       sessionId: this.sessionId,
     };
+    // Optional fields only when set (no throwaway objects to spread on every turn).
+    if (c.maxTokens !== undefined) request.maxTokens = c.maxTokens;
+    if (c.temperature !== undefined) request.temperature = c.temperature;
+    if (apiKey !== undefined) request.apiKey = apiKey;
+    return request;
   }
 
   /** What the provider sees of each message, made once per message (`null`: not sent). */
@@ -423,56 +431,100 @@ export class Run {
   private llmMessages(messages: readonly AgentMessage[]): Message[] {
     const out: Message[] = [];
     for (const m of messages) {
-      let view = this.llmViews.get(m);
-      if (view === undefined) {
-        view = toLlmMessages([m])[0] ?? null;
-        this.llmViews.set(m, view);
-      }
+      const view = this.viewOf(m);
       if (view !== null) out.push(view);
     }
     return out;
   }
 
+  private viewOf(message: AgentMessage): Message | null {
+    let view = this.llmViews.get(message);
+    if (view === undefined) {
+      view = llmView(message);
+      this.llmViews.set(message, view);
+    }
+    return view;
+  }
+
+  /**
+   * The views of `this.messages`, kept in step with it: the context only grows between turns, so
+   * each turn converts just the messages added since the last one and copies the rest. Compaction
+   * (a new array) and `replace` start it over.
+   */
+  private views: { of: AgentMessage[]; seen: number; list: Message[] } | undefined;
+
+  private contextViews(): Message[] {
+    const messages = this.messages;
+    if (this.views?.of !== messages) this.views = { of: messages, seen: 0, list: [] };
+    const views = this.views;
+    for (; views.seen < messages.length; views.seen++) {
+      // Each message is seen once here (no WeakMap entry: a table the GC must walk on every collection).
+      const view = llmView(messages[views.seen]!);
+      if (view !== null) views.list.push(view);
+    }
+    return views.list.slice();
+  }
+
   // ---- the model call -----------------------------------------------------------------------
 
-  private stream$(turnIndex: number): Observable<AgentEvent> {
-    return defer(() => {
-      if (this.ended || !this.request) return EMPTY;
-      return this.attempt$(this.request).pipe(
-        catchError((error: unknown) => this.recover$(error, turnIndex)),
-        (source) => concat(source, defer(() => this.settle$(turnIndex))),
-      );
+  /**
+   * The model call, then what settles the turn: a failure is recovered (a context overflow) or kept
+   * as an error turn, and an aborted or empty stream still leaves one assistant message.
+   */
+  private *modelCall(turnIndex: number): Generator<Stage, void, undefined> {
+    const request = this.request;
+    if (this.ended || !request) return;
+    try {
+      yield this.attempt$(request);
+    } catch (error) {
+      yield this.recover$(error, turnIndex);
+    }
+    yield this.settle(turnIndex);
+  }
+
+  /**
+   * One provider call with retries, cut by abort, as message lifecycle events. The events go
+   * straight to the subscriber: `toMessageEvents` reports the message's start and end to the run.
+   */
+  private attempt$(request: StreamRequest): Observable<AgentEvent> {
+    return new Observable<AgentEvent>((subscriber) => {
+      this.retries = subscriber;
+      return this.provider(request, this.providerOptions).pipe(this.modelPipeline()).subscribe(subscriber);
     });
   }
 
-  /** One provider call with retries, cut by abort, as message lifecycle events. */
-  private attempt$(request: StreamRequest): Observable<AgentEvent> {
+  /** Where the RetryScheduled events of the call in progress go (one call at a time). */
+  private retries: Subscriber<AgentEvent> | undefined;
+  private modelOperators: OperatorFunction<StreamEvent, AgentEvent> | undefined;
+
+  /** What every provider stream of the run goes through, composed once per run rather than per call. */
+  private modelPipeline(): OperatorFunction<StreamEvent, AgentEvent> {
     const c = this.config;
-    return new Observable<AgentEvent>((subscriber) => {
-      const stream$ = this.provider(request, { ...(c.signal ? { signal: c.signal } : {}), scheduler: this.scheduler }).pipe(
-        c.operators?.providerStream ?? identity,
-        retryBackoff(c.retry === false ? NO_RETRY : (c.retry ?? {}), {
-          scheduler: this.scheduler,
-          ...(c.random ? { random: c.random } : {}),
-          onRetry: (attempt, delayMs, error) =>
-            subscriber.next({
-              type: 'RetryScheduled', loopId: this.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: this.now(),
-            }),
-        }),
-        c.signal ? takeUntil(this.abort$) : identity,
-        toMessageEvents({ loopId: this.loopId, now: () => this.now(), onPartial: (p) => (this.partial = p) }),
-      );
-      return stream$.subscribe({
-        next: (e) => {
-          if (e.type === 'MessageStart') this.messageStarted = true;
-          else if (e.type === 'MessageEnd') this.assistant = e.message as AssistantMessage;
-          subscriber.next(e);
-        },
-        error: (e: unknown) => subscriber.error(e),
-        complete: () => subscriber.complete(),
-      });
-    });
+    this.modelOperators ??= pipe(
+      c.operators?.providerStream ?? (identity as MonoTypeOperatorFunction<StreamEvent>),
+      retryBackoff<StreamEvent>(c.retry === false ? NO_RETRY : (c.retry ?? {}), {
+        scheduler: this.scheduler,
+        ...(c.random ? { random: c.random } : {}),
+        onRetry: (attempt, delayMs, error) =>
+          this.retries?.next({
+            type: 'RetryScheduled', loopId: this.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: this.now(),
+          }),
+      }),
+      c.signal ? takeUntil<StreamEvent>(this.abort$) : (identity as MonoTypeOperatorFunction<StreamEvent>),
+      toMessageEvents({ loopId: this.loopId, now: this.now, onPartial: this.onPartial, onEnd: this.onEnd }),
+    );
+    return this.modelOperators;
   }
+
+  /** The message so far (for error and abort recovery); once there is one, its MessageStart is out. */
+  private readonly onPartial = (partial: AssistantMessage): void => {
+    this.partial = partial;
+    this.messageStarted = true;
+  };
+
+  private readonly onEnd = (message: AssistantMessage): void => {
+    this.assistant = message;
+  };
 
   /** A failed call: one compaction-and-retry for a context overflow, else a failed turn that is kept. */
   private recover$(error: unknown, turnIndex: number): Observable<AgentEvent> {
@@ -480,8 +532,8 @@ export class Run {
     if (overflow && this.contextConfig && !this.overflowRecovered && !this.messageStarted) {
       this.overflowRecovered = true;
       return concat(
-        this.compaction$('overflow'),
-        this.buildRequest$(),
+        defer(() => toObservable(this.compaction('overflow'))),
+        defer(() => toObservable(this.buildRequest$())),
         defer(() => this.attempt$(this.request!)),
       ).pipe(catchError((again: unknown) => this.fail$(again, turnIndex)));
     }
@@ -495,16 +547,16 @@ export class Run {
     this.assistant = message;
     const onError = this.config.hooks?.onError;
     return concat(
-      this.finalMessage$(message),
+      from(this.finalMessage(message)),
       onError ? this.hook$('onError', () => onError(text, error), undefined, () => undefined) : EMPTY,
     );
   }
 
   /** After the call: an aborted or empty stream still leaves exactly one assistant message. */
-  private settle$(turnIndex: number): Observable<AgentEvent> {
+  private settle(turnIndex: number): AgentEvent[] {
     if (this.assistant) {
       this.recordAssistant(this.assistant, turnIndex);
-      return EMPTY;
+      return NO_EVENTS;
     }
     const aborted = this.config.signal?.aborted === true;
     const message = aborted
@@ -512,7 +564,7 @@ export class Run {
       : this.closedPartial('error', 'other: the provider stream completed without a final message');
     this.assistant = message;
     this.recordAssistant(message, turnIndex);
-    return this.finalMessage$(message);
+    return this.finalMessage(message);
   }
 
   private recordAssistant(message: AssistantMessage, turnIndex: number): void {
@@ -538,55 +590,71 @@ export class Run {
     };
   }
 
-  private finalMessage$(message: AssistantMessage): Observable<AgentEvent> {
+  private finalMessage(message: AssistantMessage): AgentEvent[] {
     const events: AgentEvent[] = [];
     if (!this.messageStarted) events.push({ type: 'MessageStart', loopId: this.loopId, message, timestamp: this.now() });
     this.messageStarted = true;
     events.push({ type: 'MessageEnd', loopId: this.loopId, message, timestamp: this.now() });
-    return from(events);
+    return events;
   }
 
   // ---- tools --------------------------------------------------------------------------------
 
-  private tools$(turnIndex: number): Observable<AgentEvent> {
-    return defer(() => {
-      const assistant = this.assistant;
-      if (!assistant || assistant.stopReason === 'error' || assistant.stopReason === 'guardRail') return EMPTY;
-      const calls = toolCallsOf(assistant);
-      if (calls.length === 0) return EMPTY;
-      const c = this.config;
-      // Truncation guard: arguments of a message cut off at `length` are never "repaired" and run.
-      const truncated = assistant.stopReason === 'length';
+  private tools$(turnIndex: number): Stage {
+    const assistant = this.assistant;
+    if (!assistant || assistant.stopReason === 'error' || assistant.stopReason === 'guardRail') return undefined;
+    const calls = toolCallsOf(assistant);
+    if (calls.length === 0) return undefined;
+    // Truncation guard: arguments of a message cut off at `length` are never "repaired" and run.
+    const truncated = assistant.stopReason === 'length';
+    const dispatched$ = from(calls).pipe(truncated ? identity : (this.config.operators?.toolCalls ?? identity), this.dispatcher(truncated));
+    // `tap` (note each result) and `concat` (collect them in call order) in one subscriber.
+    return new Observable<AgentEvent>((subscriber) => {
       const results = new Map<string, ToolResultMessage>();
-      return from(calls).pipe(
-        truncated ? identity : (c.operators?.toolCalls ?? identity),
-        dispatchTools({
-          tools: this.context.tools,
-          loopId: this.loopId,
-          strategy: c.toolExecution ?? 'parallel',
-          scheduler: this.scheduler,
-          now: () => this.now(),
-          ...(c.toolTimeoutMs !== undefined ? { timeoutMs: c.toolTimeoutMs } : {}),
-          ...(c.signal ? { signal: c.signal } : {}),
-          ...(c.hooks ? { hooks: c.hooks } : {}),
-          preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (c.policies?.preDispatch ?? []),
-          messages: () => this.messages,
-          // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
-          ...(c.steering ? { steering: this.steeringCheck() } : {}),
-          ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
-          onStop: (reason) => (this.stopRequested = reason),
-          onInject: (messages) => this.pending.push(...messages),
-        }),
-        tap((e) => {
-          if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
-        }),
-        (source) => concat(source, defer(() => this.collectResults$(calls, results, turnIndex))),
+      dispatched$.subscribe(
+        createOperatorSubscriber(
+          subscriber,
+          (e: AgentEvent) => {
+            if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
+            subscriber.next(e);
+          },
+          () => {
+            for (const e of this.collectResults(calls, results, turnIndex)) subscriber.next(e);
+            subscriber.complete();
+          },
+        ),
       );
     });
   }
 
+  private readonly dispatchers: { plain?: OperatorFunction<ToolCall, AgentEvent>; truncated?: OperatorFunction<ToolCall, AgentEvent> } = {};
+
+  /** `dispatchTools` as this run configures it, made once (and once more for a truncated message). */
+  private dispatcher(truncated: boolean): OperatorFunction<ToolCall, AgentEvent> {
+    const c = this.config;
+    const make = (): OperatorFunction<ToolCall, AgentEvent> =>
+      dispatchTools({
+        tools: this.context.tools,
+        loopId: this.loopId,
+        strategy: c.toolExecution ?? 'parallel',
+        scheduler: this.scheduler,
+        now: this.now,
+        ...(c.toolTimeoutMs !== undefined ? { timeoutMs: c.toolTimeoutMs } : {}),
+        ...(c.signal ? { signal: c.signal } : {}),
+        ...(c.hooks ? { hooks: c.hooks } : {}),
+        preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (c.policies?.preDispatch ?? []),
+        messages: () => this.messages,
+        // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
+        ...(c.steering ? { steering: this.steeringCheck() } : {}),
+        ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
+        onStop: (reason) => (this.stopRequested = reason),
+        onInject: (messages) => this.pending.push(...messages),
+      });
+    return truncated ? (this.dispatchers.truncated ??= make()) : (this.dispatchers.plain ??= make());
+  }
+
   /** Tool results enter the context in the order of the calls, whatever order they finished in. */
-  private collectResults$(calls: ToolCall[], results: Map<string, ToolResultMessage>, turnIndex: number): Observable<AgentEvent> {
+  private collectResults(calls: ToolCall[], results: Map<string, ToolResultMessage>, turnIndex: number): AgentEvent[] {
     const missing: AgentEvent[] = [];
     for (const call of calls) {
       let result = results.get(call.id);
@@ -600,7 +668,7 @@ export class Run {
       this.record(result);
     }
     if (this.config.signal?.aborted) this.ended = 'aborted';
-    return from(missing);
+    return missing;
   }
 
   private steeringCheck(): SteeringCheck {
@@ -629,26 +697,23 @@ export class Run {
     return explicit ?? this.config.steeringPolicy ?? 'skip';
   }
 
-  private pollSteering$(): Observable<AgentEvent> {
+  private pollSteering$(): Stage {
     // No source, nothing to poll: only a steering source ever fills the buffer.
-    if (!this.config.steering) return EMPTY;
-    return defer(() => {
-      if (this.ended) return EMPTY;
-      const taken = [...this.steeringBuffer.splice(0), ...takeQueued(this.config.steering)];
-      // One poll per turn start: a OneAtATime queue hands over one message per turn.
-      if (taken.length > 0) this.polledThisTurn = true;
-      return this.admit$(taken, 'steering');
-    });
+    if (!this.config.steering || this.ended) return undefined;
+    const taken = [...this.steeringBuffer.splice(0), ...takeQueued(this.config.steering)];
+    // One poll per turn start: a OneAtATime queue hands over one message per turn.
+    if (taken.length > 0) this.polledThisTurn = true;
+    return this.admit$(taken, 'steering');
   }
 
   /** Queued messages through the input filters into `pending`; rejected ones are announced and dropped. */
-  private admit$(queued: QueuedMessage[], _from: 'steering' | 'followUp'): Observable<AgentEvent> {
-    if (queued.length === 0) return EMPTY;
+  private admit$(queued: QueuedMessage[], _from: 'steering' | 'followUp'): Stage {
+    if (queued.length === 0) return undefined;
     const messages = queued.map((q) => q.message);
     const filters = this.config.inputFilters ?? [];
     if (filters.length === 0) {
       this.pending.push(...messages);
-      return EMPTY;
+      return undefined;
     }
     return from(messages).pipe(
       concatMap((m) => of([m]).pipe(filterInput(filters))),
@@ -664,9 +729,9 @@ export class Run {
 
   // ---- after the tools ----------------------------------------------------------------------
 
-  private postTurn$(turnIndex: number): Observable<AgentEvent> {
+  private postTurn$(turnIndex: number): Stage {
     const policies = this.config.policies?.postTurn ?? [];
-    if (policies.length === 0) return EMPTY;
+    if (policies.length === 0) return undefined;
     return from(policies).pipe(
       concatMap((policy) =>
         defer(() => {
@@ -698,47 +763,39 @@ export class Run {
       const i = list.lastIndexOf(old);
       if (i >= 0) list[i] = next;
     }
+    this.views = undefined; // the context changed in place
   }
 
-  private turnEnd$(turnIndex: number): Observable<AgentEvent> {
-    return defer(() => {
-      const message = this.assistant;
-      if (!message) return EMPTY;
-      const end: AgentEvent = {
-        type: 'TurnEnd', loopId: this.loopId, turnIndex, message, usage: message.usage, timestamp: this.now(), toolResults: this.toolResults,
-      };
-      const after = this.config.hooks?.afterTurn;
-      return after ? concat(of(end), this.hook$('afterTurn', () => after(this.messages, message.usage), undefined, () => undefined)) : of(end);
-    });
+  private turnEnd$(turnIndex: number): Stage {
+    const message = this.assistant;
+    if (!message) return undefined;
+    const end: AgentEvent = {
+      type: 'TurnEnd', loopId: this.loopId, turnIndex, message, usage: message.usage, timestamp: this.now(), toolResults: this.toolResults,
+    };
+    const after = this.config.hooks?.afterTurn;
+    return after ? concat(of(end), this.hook$('afterTurn', () => after(this.messages, message.usage), undefined, () => undefined)) : [end];
   }
 
   /** Whether another turn runs: tool results to answer, steering, then follow-ups, then post-loop policies. */
-  private decideNext$(): Observable<AgentEvent> {
-    return defer(() => {
-      if (this.config.signal?.aborted) this.ended = 'aborted';
-      if (this.ended) return EMPTY;
-      if (this.stopRequested !== undefined) {
-        this.ended = this.lastStopReason;
-        return EMPTY;
-      }
-      if (this.toolResults.length > 0 || this.pending.length > 0 || this.steeringPending()) {
-        this.nextTurn = true;
-        return EMPTY;
-      }
-      return concat(
-        this.admit$(takeQueued(this.config.followUp), 'followUp'),
-        defer(() => (this.pending.length > 0 ? EMPTY : this.postLoop$())),
-        defer(() => {
-          this.nextTurn = this.pending.length > 0;
-          return EMPTY;
-        }),
-      );
-    });
+  private *decideNext(): Generator<Stage, void, undefined> {
+    if (this.config.signal?.aborted) this.ended = 'aborted';
+    if (this.ended) return;
+    if (this.stopRequested !== undefined) {
+      this.ended = this.lastStopReason;
+      return;
+    }
+    if (this.toolResults.length > 0 || this.pending.length > 0 || this.steeringPending()) {
+      this.nextTurn = true;
+      return;
+    }
+    yield this.admit$(takeQueued(this.config.followUp), 'followUp');
+    if (this.pending.length === 0) yield this.postLoop$();
+    this.nextTurn = this.pending.length > 0;
   }
 
-  private postLoop$(): Observable<AgentEvent> {
+  private postLoop$(): Stage {
     const policies = this.config.policies?.postLoop ?? [];
-    if (policies.length === 0) return EMPTY;
+    if (policies.length === 0) return undefined;
     return from(policies).pipe(
       concatMap((policy) =>
         defer(() => {
@@ -791,19 +848,103 @@ export class Run {
     return { type: 'HookError', loopId: this.loopId, hook, message, timestamp: this.now() };
   }
 
-  private now(): number {
-    return this.scheduler.now();
-  }
+  /** An arrow, so that it can be handed on (toMessageEvents reads it once per delta). */
+  private readonly now = (): number => this.scheduler.now();
 }
 
+// ---- sequencing --------------------------------------------------------------------------------
+
 /**
- * `concat` of the stages that can emit. A stage that is EMPTY by configuration (no hook, no
- * policy, no steering source) would still cost a subscription on every turn of every run.
+ * What a stage of the run is, when it is reached: the events it has at once, an Observable for
+ * work that takes time, or nothing (`undefined`).
  */
-function stages(...parts: Observable<AgentEvent>[]): Observable<AgentEvent> {
-  const live = parts.filter((part) => part !== EMPTY);
-  if (live.length === 0) return EMPTY;
-  return live.length === 1 ? live[0]! : concat(...live);
+type Stage = readonly AgentEvent[] | Observable<AgentEvent> | undefined;
+
+const NO_EVENTS: AgentEvent[] = [];
+
+/**
+ * Plays the stages a generator yields, one after the other, as one Observable: `concat` of
+ * `defer`s, with the generator's own code deciding what comes next. A stage is computed when the
+ * one before it has completed (the spec's checkpoints read the run's state at that moment);
+ * events a stage already has are emitted with no Observable made for them. A stage Observable
+ * that fails is thrown into the generator at its `yield`, so `try { yield call$ } catch` is
+ * `catchError`; uncaught, the error fails the run. A stage that completes synchronously
+ * continues this loop instead of recursing, so a long synchronous run (scripted provider,
+ * synchronous tools) does not grow the stack. Unsubscribing tears the current stage down and
+ * closes the generator.
+ */
+function playStages(stages: () => Generator<Stage, void, undefined>): Observable<AgentEvent> {
+  return new Observable<AgentEvent>((subscriber) => {
+    const generator = stages();
+    let inner: Subscription | undefined;
+    let looping = false;
+    let settledInLoop = false;
+    let failure: { error: unknown } | undefined; // how the last stage ended, when it failed
+    let computing = false; // the generator's own code is running (it cannot be closed then)
+    const nextStage = (): IteratorResult<Stage, void> => {
+      computing = true;
+      try {
+        if (!failure) return generator.next();
+        const { error } = failure;
+        failure = undefined;
+        return generator.throw(error);
+      } finally {
+        computing = false;
+      }
+    };
+    const fail = (error: unknown): void => {
+      failure = { error };
+      advance();
+    };
+    const advance = (): void => {
+      if (looping) {
+        settledInLoop = true;
+        return;
+      }
+      looping = true;
+      try {
+        while (!subscriber.closed) {
+          const next = nextStage();
+          if (next.done) return subscriber.complete();
+          const stage = next.value;
+          if (stage === undefined) continue;
+          if (isEvents(stage)) {
+            for (let i = 0; i < stage.length && !subscriber.closed; i++) subscriber.next(stage[i]!);
+            continue;
+          }
+          settledInLoop = false;
+          inner = stage.subscribe(createOperatorSubscriber(subscriber, undefined, advance, fail));
+          // Still running: its completion (or failure) calls advance() again.
+          if (!settledInLoop) return;
+        }
+      } catch (e) {
+        // A stage that throws, or a failure the generator did not catch, fails the run.
+        subscriber.error(e);
+      } finally {
+        looping = false;
+      }
+    };
+    advance();
+    return () => {
+      inner?.unsubscribe();
+      if (!computing) generator.return();
+    };
+  });
+}
+
+function isEvents(stage: readonly AgentEvent[] | Observable<AgentEvent>): stage is readonly AgentEvent[] {
+  return Array.isArray(stage);
+}
+
+function toObservable(stage: Stage): Observable<AgentEvent> {
+  if (stage === undefined) return EMPTY;
+  return isEvents(stage) ? from(stage) : stage;
+}
+
+/** What the provider sees of a message (`toLlmMessages` of one message); `null`: not sent. */
+function llmView(message: AgentMessage): Message | null {
+  if (message.role === 'extension') return null;
+  return message.turnId === undefined ? message : (toLlmMessages([message])[0] ?? null);
 }
 
 function queuedSize(source: MessageSource | undefined): number {

@@ -1,6 +1,6 @@
 import {
   asyncScheduler, bufferCount, concat, concatMap, defer, EMPTY, from, identity, mergeMap, type MonoTypeOperatorFunction,
-  Observable, of, type OperatorFunction, type SchedulerLike, share, switchMap,
+  Observable, of, type OperatorFunction, type SchedulerLike, share, type Subscriber, switchMap, type TeardownLogic,
 } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
@@ -10,7 +10,7 @@ import type { SteeringPolicy, ToolExecutionStrategy } from '../types/config.js';
 import type { HookResult, LoopHooks, PreDispatchPolicy, PreDispatchVerdict } from '../types/hooks.js';
 import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
-import { runTool, TOOL_TEXTS } from '../sources/tool-run.js';
+import { runTool, startTool, TOOL_TEXTS, type RunToolOptions } from '../sources/tool-run.js';
 
 /** What dispatch needs to know about steering at its checkpoints. */
 export interface SteeringCheck {
@@ -93,11 +93,21 @@ class Dispatch {
   private readonly now: () => number;
   private skipText: string | undefined;
   private readonly interrupt$: Observable<unknown> | undefined;
+  /**
+   * No policy, hook or result stage to wait for: a call is Start, the run, End and the result
+   * message, emitted straight through with no inner Observables (what every call pays otherwise).
+   */
+  private readonly direct: boolean;
 
   constructor(private readonly o: DispatchToolsOptions) {
     this.byName = new Map(o.tools.map((t) => [t.name, t]));
     this.scheduler = o.scheduler ?? asyncScheduler;
     this.now = o.now ?? (() => this.scheduler.now());
+    const h = o.hooks;
+    this.direct =
+      (o.preDispatch ?? []).length === 0 &&
+      !o.toolResults &&
+      !h?.beforeToolExecution && !h?.afterToolExecution && !h?.beforeToolExecutionUpdate && !h?.afterToolExecutionUpdate;
     const steering = o.steering;
     if (steering) {
       // Steering queued before dispatch counts as arrived; later arrivals fire as they come.
@@ -122,12 +132,37 @@ class Dispatch {
   }
 
   one(call: ToolCall): Observable<AgentEvent> {
-    return defer(() => {
-      if (this.skipText !== undefined) return this.immediate(call, this.skipText, true);
-      if (this.o.signal?.aborted) return this.immediate(call, TOOL_TEXTS.aborted, true);
+    // Decided when the call is reached, not when it is mapped: a checkpoint may have set skipText since.
+    return new Observable<AgentEvent>((subscriber) => {
+      if (this.skipText !== undefined) return this.immediate(call, this.skipText, true).subscribe(subscriber);
+      if (this.o.signal?.aborted) return this.immediate(call, TOOL_TEXTS.aborted, true).subscribe(subscriber);
+      if (this.direct) return this.runDirect(call, subscriber);
       const policies = this.o.preDispatch ?? [];
-      if (policies.length === 0) return this.dispatch(call, call.arguments);
-      return this.preDispatch(call, policies);
+      if (policies.length === 0) return this.dispatch(call, call.arguments).subscribe(subscriber);
+      return this.preDispatch(call, policies).subscribe(subscriber);
+    });
+  }
+
+  /** `dispatch` + `execute` + `finish` for a configuration without hooks, policies or stages. */
+  private runDirect(call: ToolCall, subscriber: Subscriber<AgentEvent>): TeardownLogic {
+    const tool = this.byName.get(call.name);
+    if (!tool) return this.immediate(call, `Tool not found: ${call.name}`, true).subscribe(subscriber);
+    let args: unknown = call.arguments;
+    if (tool.validate) {
+      const checked = tool.validate(args);
+      if (!checked.ok) return this.invalid(call, checked.error).subscribe(subscriber);
+      args = checked.value;
+    }
+    subscriber.next(this.startEvent(call, call.arguments));
+    return startTool(tool, args, this.toolOptions(tool, call), {
+      update: (partial) => subscriber.next(this.updateEvent(call, partial)),
+      progress: (text) => subscriber.next(this.progressEvent(call, text)),
+      result: (result, isError) => {
+        const message = this.resultMessage(call, result, isError);
+        subscriber.next(this.endEvent(call, result, message));
+        for (const e of this.messageEvents(message)) subscriber.next(e);
+        subscriber.complete();
+      },
     });
   }
 
@@ -188,7 +223,7 @@ class Dispatch {
     let validArgs: unknown = args;
     if (tool.validate) {
       const checked = tool.validate(args);
-      if (!checked.ok) return this.immediate(call, `Invalid arguments for tool "${call.name}": ${checked.error}`, true);
+      if (!checked.ok) return this.invalid(call, checked.error);
       validArgs = checked.value;
     }
     const before = this.o.hooks?.beforeToolExecution;
@@ -205,32 +240,41 @@ class Dispatch {
     );
   }
 
+  private invalid(call: ToolCall, error: string): Observable<AgentEvent> {
+    return this.immediate(call, `Invalid arguments for tool "${call.name}": ${error}`, true);
+  }
+
+  private toolOptions(tool: AnyTool, call: ToolCall): RunToolOptions {
+    const options: RunToolOptions = { toolCallId: call.id, loopId: this.o.loopId, scheduler: this.scheduler };
+    if (this.o.signal) options.signal = this.o.signal;
+    const timeoutMs = tool.timeoutMs ?? this.o.timeoutMs;
+    if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
+    if (this.interrupt$) options.interrupt$ = this.interrupt$;
+    return options;
+  }
+
   private execute(tool: AnyTool, call: ToolCall, args: unknown): Observable<AgentEvent> {
-    const run$ = runTool(tool, args, {
-      toolCallId: call.id,
-      loopId: this.o.loopId,
-      scheduler: this.scheduler,
-      ...(this.o.signal ? { signal: this.o.signal } : {}),
-      ...(tool.timeoutMs ?? this.o.timeoutMs) !== undefined ? { timeoutMs: (tool.timeoutMs ?? this.o.timeoutMs)! } : {},
-      ...(this.interrupt$ ? { interrupt$: this.interrupt$ } : {}),
-    });
-    return run$.pipe(
+    return runTool(tool, args, this.toolOptions(tool, call)).pipe(
       concatMap((e) => {
-        if (e.kind === 'progress') {
-          return of<AgentEvent>({ type: 'ProgressMessage', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, text: e.text, timestamp: this.now() });
-        }
+        if (e.kind === 'progress') return of(this.progressEvent(call, e.text));
         if (e.kind === 'update') return this.update(call, e.partial);
         return this.finish(call, e.result, e.isError, true);
       }),
     );
   }
 
+  private progressEvent(call: ToolCall, text: string): AgentEvent {
+    return { type: 'ProgressMessage', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, text, timestamp: this.now() };
+  }
+
+  private updateEvent(call: ToolCall, partial: ToolResult): AgentEvent {
+    return { type: 'ToolExecutionUpdate', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, partialResult: partial, timestamp: this.now() };
+  }
+
   private update(call: ToolCall, partial: ToolResult): Observable<AgentEvent> {
     const hooks = this.o.hooks ?? {};
     const text = partial.content.map((c) => (c.type === 'text' ? c.text : '')).join('');
-    const event: AgentEvent = {
-      type: 'ToolExecutionUpdate', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, partialResult: partial, timestamp: this.now(),
-    };
+    const event = this.updateEvent(call, partial);
     if (!hooks.beforeToolExecutionUpdate && !hooks.afterToolExecutionUpdate) return of(event);
     const sink: AgentEvent[] = [];
     const before = hooks.beforeToolExecutionUpdate;
@@ -257,16 +301,14 @@ class Dispatch {
     return { type: 'ToolExecutionStart', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, args, timestamp: this.now() };
   }
 
+  private resultMessage(call: ToolCall, result: ToolResult, isError: boolean): ToolResultMessage {
+    const message: ToolResultMessage = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: result.content, isError, timestamp: this.now() };
+    if (result.details !== undefined) message.details = result.details;
+    return message;
+  }
+
   private finish(call: ToolCall, result: ToolResult, isError: boolean, _started: boolean): Observable<AgentEvent> {
-    const message: ToolResultMessage = {
-      role: 'toolResult',
-      toolCallId: call.id,
-      toolName: call.name,
-      content: result.content,
-      isError,
-      timestamp: this.now(),
-      ...(result.details === undefined ? {} : { details: result.details }),
-    };
+    const message = this.resultMessage(call, result, isError);
     const stage = this.o.toolResults;
     const after = this.o.hooks?.afterToolExecution;
     // Neither a result stage nor an after-hook: the three events are known now (every tool call pays this path).

@@ -1,4 +1,8 @@
-import { Observable, type OperatorFunction } from 'rxjs';
+import type { OperatorFunction } from 'rxjs';
+// RxJS's own operator plumbing (public under `rxjs/internal/*`): the source is subscribed with an
+// OperatorSubscriber, one call per delta instead of a SafeSubscriber and its observer wrapper.
+import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
+import { operate } from 'rxjs/internal/util/lift';
 import type { StreamEvent } from '../types/provider.js';
 import type { AgentEvent, StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
@@ -8,6 +12,8 @@ export interface ToMessageEventsOptions {
   now(): number;
   /** Receives the message so far whenever it changes owner (for error and abort recovery). */
   onPartial?(partial: AssistantMessage): void;
+  /** Receives the final message of `done`, just before its MessageEnd is emitted. */
+  onEnd?(message: AssistantMessage): void;
 }
 
 /**
@@ -26,9 +32,8 @@ export interface ToMessageEventsOptions {
  * provider(request, {}).pipe(toMessageEvents({ loopId, now: () => Date.now() })).subscribe(render);
  */
 export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent, AgentEvent> {
-  const { loopId, now, onPartial } = options;
-  return (source) =>
-    new Observable<AgentEvent>((subscriber) => {
+  const { loopId, now, onPartial, onEnd } = options;
+  return operate<StreamEvent, AgentEvent>((source, subscriber) => {
       let started = false;
       const start = (partial: AssistantMessage): void => {
         onPartial?.(partial);
@@ -39,8 +44,8 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
       const update = (message: AssistantMessage, delta: StreamDelta): void => {
         subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
       };
-      return source.subscribe({
-        next(e) {
+      source.subscribe(
+        createOperatorSubscriber(subscriber, (e: StreamEvent) => {
           switch (e.type) {
             case 'start':
               start(e.partial);
@@ -64,12 +69,11 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
             case 'done':
               if (!started) start(e.message);
               onPartial?.(e.message);
+              onEnd?.(e.message);
               subscriber.next({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
               return;
           }
-        },
-        error: (err: unknown) => subscriber.error(err),
-        complete: () => subscriber.complete(),
-      });
-    });
+        }),
+      );
+  });
 }

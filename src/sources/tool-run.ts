@@ -1,4 +1,4 @@
-import { from, isObservable, merge, Observable, type SchedulerLike, take, takeUntil, tap, timer, map, EMPTY } from 'rxjs';
+import { isObservable, Observable, type SchedulerLike, type Subscription, type Unsubscribable } from 'rxjs';
 import type { AnyTool, ToolContext, ToolEmission, ToolExecution, ToolResult } from '../types/tool.js';
 import { isFinalToolResult, toolProgress, toolUpdate } from '../types/tool.js';
 import { ToolError, errorMessage } from '../types/errors.js';
@@ -32,6 +32,14 @@ export interface RunToolOptions {
   interrupt$?: Observable<unknown>;
 }
 
+/** Where a started tool run reports to (what `runTool` turns into emissions). */
+export interface ToolRunSink {
+  update(partial: ToolResult): void;
+  progress(text: string): void;
+  /** Called exactly once, unless the run is stopped first. */
+  result(result: ToolResult, isError: boolean): void;
+}
+
 const textResult = (text: string): ToolResult => ({ content: [{ type: 'text', text }] });
 
 /**
@@ -40,98 +48,220 @@ const textResult = (text: string): ToolResult => ({ content: [{ type: 'text', te
  * the caller gets a result, never an error. Unsubscribing aborts the tool's signal.
  */
 export function runTool(tool: AnyTool, args: unknown, options: RunToolOptions): Observable<ToolRunEmission> {
-  return new Observable<ToolRunEmission>((subscriber) => {
-    const link = linkedAbortController(options.signal);
-    let cut: ToolCutReason | undefined;
-    let finished = false;
-    const finish = (result: ToolResult, isError: boolean): void => {
-      if (finished) return;
-      finished = true;
-      subscriber.next({ kind: 'result', result, isError });
-      subscriber.complete();
-    };
-    const ctx: ToolContext = {
-      toolCallId: options.toolCallId,
-      toolName: tool.name,
-      signal: link.controller.signal,
-      loopId: options.loopId,
-      scheduler: options.scheduler,
-      onUpdate: (partial) => {
-        if (!finished) subscriber.next({ kind: 'update', partial: toolUpdate(partial).partial });
+  return new Observable<ToolRunEmission>((subscriber) =>
+    startTool(tool, args, options, {
+      update: (partial) => subscriber.next({ kind: 'update', partial }),
+      progress: (text) => subscriber.next({ kind: 'progress', text }),
+      result: (result, isError) => {
+        subscriber.next({ kind: 'result', result, isError });
+        subscriber.complete();
       },
-      onProgress: (text) => {
-        if (!finished) subscriber.next({ kind: 'progress', text });
-      },
-    };
-
-    const cut$ = merge(
-      options.signal ? fromSignal(options.signal).pipe(map(() => 'aborted' as const)) : EMPTY,
-      options.interrupt$ ? options.interrupt$.pipe(map(() => 'interrupted' as const)) : EMPTY,
-      options.timeoutMs !== undefined ? timer(options.timeoutMs, options.scheduler).pipe(map(() => 'timeout' as const)) : EMPTY,
-    ).pipe(
-      take(1),
-      tap((reason) => {
-        cut = reason;
-        link.controller.abort(new ToolError(reason === 'timeout' ? 'timeout' : 'cancelled', reason));
-      }),
-    );
-
-    const execution = emissionsOf(() => tool.execute(args, ctx));
-    let result: ToolResult | undefined;
-    const inner = execution.pipe(takeUntil(cut$)).subscribe({
-      next(e) {
-        if (finished) return;
-        if (typeof e === 'string') result = textResult(e);
-        else if (isFinalToolResult(e)) result = e;
-        else if (e.kind === 'update') subscriber.next({ kind: 'update', partial: e.partial });
-        else subscriber.next({ kind: 'progress', text: e.text });
-      },
-      error(e: unknown) {
-        finish(textResult(failureText(tool.name, e)), true);
-      },
-      complete() {
-        if (cut !== undefined) finish(textResult(cutText(tool, cut, options.timeoutMs)), true);
-        else if (result !== undefined) finish(result, result.isError === true);
-        else finish(textResult(`Tool "${tool.name}" finished without a result.`), true);
-      },
-    });
-    return () => {
-      inner.unsubscribe();
-      if (!finished) link.controller.abort(new ToolError('cancelled', 'unsubscribed'));
-      link.dispose();
-    };
-  });
+    }),
+  );
 }
 
-function fromSignal(signal: AbortSignal): Observable<void> {
-  return new Observable<void>((s) => {
-    const fire = (): void => {
-      s.next();
-      s.complete();
-    };
-    if (signal.aborted) fire();
-    else signal.addEventListener('abort', fire, { once: true });
-    return () => signal.removeEventListener('abort', fire);
-  });
+/**
+ * `runTool` without the Observable around it: starts the tool now and reports to `sink`; the
+ * returned function stops it (the tool's signal aborts unless it already finished). Dispatch calls
+ * this once per tool call, so a plain run costs no subscriptions: the tool's AbortController is
+ * made only when the tool reads `ctx.signal`, and abort, interrupt and timeout are watched only
+ * when configured.
+ */
+export function startTool(tool: AnyTool, args: unknown, options: RunToolOptions, sink: ToolRunSink): () => void {
+  return new ToolRun(tool, options, sink).start(args);
 }
 
-function emissionsOf(execute: () => ToolExecution): Observable<ToolEmission | string> {
-  return new Observable<ToolEmission | string>((subscriber) => {
+/** The state of one started tool call. */
+class ToolRun {
+  private finished = false;
+  private cut: ToolCutReason | undefined;
+  /** Made on first read of `ctx.signal`: most tools never look at it. */
+  private link: ReturnType<typeof linkedAbortController> | undefined;
+  /** Why the signal must read aborted if it is made only now. */
+  private abortReason: ToolError | undefined;
+  private execution: Unsubscribable | undefined;
+  private watchers: Subscription[] | undefined;
+  private removeAbortListener: (() => void) | undefined;
+  private result: ToolResult | undefined;
+
+  constructor(
+    private readonly tool: AnyTool,
+    private readonly options: RunToolOptions,
+    private readonly sink: ToolRunSink,
+  ) {}
+
+  start(args: unknown): () => void {
+    this.watch();
+    if (this.cut === undefined) this.execute(args);
+    return () => this.stop();
+  }
+
+  /** Abort, interrupt and timeout, in that order of precedence when several fire at once. */
+  private watch(): void {
+    const { signal, interrupt$, timeoutMs, scheduler } = this.options;
+    if (signal) {
+      if (signal.aborted) return this.cutShort('aborted');
+      const onAbort = (): void => this.cutShort('aborted');
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.removeAbortListener = () => signal.removeEventListener('abort', onAbort);
+    }
+    if (interrupt$) {
+      const interrupt = interrupt$.subscribe(() => this.cutShort('interrupted'));
+      if (this.cut !== undefined) return interrupt.unsubscribe();
+      (this.watchers ??= []).push(interrupt);
+    }
+    if (timeoutMs !== undefined) (this.watchers ??= []).push(scheduler.schedule(() => this.cutShort('timeout'), timeoutMs));
+  }
+
+  private context(): ToolContext {
+    return new ToolRunContext(this, this.tool.name, this.options);
+  }
+
+  /** From `ctx.onUpdate`; dropped once the result is in (or the run was stopped). */
+  update(partial: ToolResult | string): void {
+    if (!this.finished) this.sink.update(toolUpdate(partial).partial);
+  }
+
+  /** From `ctx.onProgress`; dropped likewise. */
+  progress(text: string): void {
+    if (!this.finished) this.sink.progress(text);
+  }
+
+  /** The tool's AbortSignal, made on first read (most tools never look at it). */
+  signal(): AbortSignal {
+    if (!this.link) {
+      // Once finished, the tool's signal is no longer tied to the run (a later abort must not reach it).
+      this.link = linkedAbortController(this.finished ? undefined : this.options.signal);
+      if (this.abortReason) this.link.controller.abort(this.abortReason);
+    }
+    return this.link.controller.signal;
+  }
+
+  private execute(args: unknown): void {
     let out: ToolExecution;
     try {
-      out = execute();
+      out = this.tool.execute(args, this.context());
     } catch (e) {
-      subscriber.error(e);
-      return undefined;
+      return this.fail(e);
     }
-    if (isObservable(out)) return (out as Observable<ToolEmission | string>).subscribe(subscriber);
-    if (out instanceof Promise || (typeof out === 'object' && out !== null && 'then' in out)) {
-      return from(out as Promise<ToolResult | string>).subscribe(subscriber);
+    if (isObservable(out)) {
+      const subscription = (out as Observable<ToolEmission | string>).subscribe({
+        next: (e) => this.emission(e),
+        error: (e: unknown) => this.fail(e),
+        complete: () => this.completed(),
+      });
+      // A tool that finished synchronously has nothing left to tear down.
+      if (this.finished) subscription.unsubscribe();
+      else this.execution = subscription;
+      return;
     }
-    subscriber.next(out as ToolResult | string);
-    subscriber.complete();
-    return undefined;
-  });
+    if (isThenable(out)) {
+      (out as PromiseLike<ToolResult | string>).then(
+        (value) => {
+          if (this.finished) return;
+          this.emission(value);
+          this.completed();
+        },
+        (e: unknown) => {
+          if (!this.finished) this.fail(e);
+        },
+      );
+      return;
+    }
+    this.emission(out as ToolResult | string);
+    this.completed();
+  }
+
+  private emission(e: ToolEmission | string): void {
+    if (this.finished) return;
+    if (typeof e === 'string') this.result = textResult(e);
+    else if (isFinalToolResult(e)) this.result = e;
+    else if (e.kind === 'update') this.sink.update(e.partial);
+    else this.sink.progress(e.text);
+  }
+
+  private completed(): void {
+    const result = this.result;
+    if (result !== undefined) this.finish(result, result.isError === true);
+    else this.finish(textResult(`Tool "${this.tool.name}" finished without a result.`), true);
+  }
+
+  private fail(e: unknown): void {
+    this.finish(textResult(failureText(this.tool.name, e)), true);
+  }
+
+  /** The tool's signal aborts first (it may still report from its abort handler), then its run is dropped. */
+  private cutShort(reason: ToolCutReason): void {
+    if (this.finished || this.cut !== undefined) return;
+    this.cut = reason;
+    this.abort(new ToolError(reason === 'timeout' ? 'timeout' : 'cancelled', reason));
+    this.execution?.unsubscribe();
+    this.finish(textResult(cutText(this.tool, reason, this.options.timeoutMs)), true);
+  }
+
+  private abort(reason: ToolError): void {
+    this.abortReason ??= reason;
+    this.link?.controller.abort(reason);
+  }
+
+  private finish(result: ToolResult, isError: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.release();
+    this.sink.result(result, isError);
+  }
+
+  /** Stops a run from outside (unsubscribe): the tool is told through its signal and torn down. */
+  private stop(): void {
+    this.execution?.unsubscribe();
+    if (!this.finished) {
+      this.finished = true;
+      this.abort(new ToolError('cancelled', 'unsubscribed'));
+    }
+    this.release();
+  }
+
+  private release(): void {
+    this.removeAbortListener?.();
+    this.removeAbortListener = undefined;
+    if (this.watchers) for (const w of this.watchers.splice(0)) w.unsubscribe();
+    this.link?.dispose();
+  }
+}
+
+/**
+ * The `ctx` a tool gets. `signal` is a getter on the prototype: reading it is what makes the
+ * AbortController. (An object literal with a getter would do the same, but V8 gives each such
+ * literal its own accessor pair in old space, which keeps every call's garbage alive across
+ * young-generation collections.)
+ */
+class ToolRunContext implements ToolContext {
+  readonly toolCallId: string;
+  readonly loopId: string;
+  readonly scheduler: SchedulerLike;
+  readonly onUpdate: (partial: ToolResult | string) => void;
+  readonly onProgress: (text: string) => void;
+
+  constructor(
+    private readonly run: ToolRun,
+    readonly toolName: string,
+    options: RunToolOptions,
+  ) {
+    this.toolCallId = options.toolCallId;
+    this.loopId = options.loopId;
+    this.scheduler = options.scheduler;
+    // Own functions, not methods: tools may pass them around unbound (`const { onUpdate } = ctx`).
+    this.onUpdate = (partial) => run.update(partial);
+    this.onProgress = (text) => run.progress(text);
+  }
+
+  get signal(): AbortSignal {
+    return this.run.signal();
+  }
+}
+
+function isThenable(out: unknown): boolean {
+  return out instanceof Promise || (typeof out === 'object' && out !== null && 'then' in out);
 }
 
 function failureText(name: string, e: unknown): string {

@@ -82,8 +82,8 @@ export function scriptedProvider(script: readonly ScriptStep[], options: Scripte
       next++;
       const turn = typeof step === 'function' ? step(request, callIndex) : step;
       const scheduler = options.scheduler ?? providerOptions.scheduler ?? asyncScheduler;
-      const steps = eventsOf(turn, request, options, () => `call_${++callIds}`, scheduler.now());
-      return play(subscriber, steps, turn, scheduler);
+      const playback = new TurnPlayback(turn, request, options, () => `call_${++callIds}`, scheduler.now());
+      return play(subscriber, playback, turn, scheduler);
     });
   Object.defineProperties(provider, {
     requests: { get: () => requests },
@@ -92,38 +92,88 @@ export function scriptedProvider(script: readonly ScriptStep[], options: Scripte
   return provider as ScriptedProvider;
 }
 
-type EventThunk = () => StreamEvent;
-
-function eventsOf(turn: ScriptedTurn, request: StreamRequest, o: ScriptedProviderOptions, nextId: () => string, now: number): EventThunk[] {
-  const b = new AssistantMessageBuilder(turn.model ?? o.model ?? request.model.id, o.provider ?? request.model.provider, now);
-  const size = Math.max(1, turn.chunkSize ?? o.chunkSize ?? 4);
-  const argChunks = Math.max(1, o.argChunks ?? 3);
-  const out: EventThunk[] = [() => b.start()];
-  if (turn.thinking !== undefined) {
-    const t = typeof turn.thinking === 'string' ? { text: turn.thinking } : turn.thinking;
-    for (const piece of chunks(t.text, size)) out.push(() => b.thinking(piece, 'scripted'));
-    if (t.signature !== undefined) out[out.length - 1] = wrapAfter(out[out.length - 1]!, () => b.thinkingSignature(t.signature!, 'scripted'));
-  }
-  if (turn.text !== undefined) for (const piece of chunks(turn.text, size)) out.push(() => b.text(piece));
-  for (const call of turn.toolCalls ?? []) {
-    const id = call.id ?? nextId();
-    out.push(() => b.toolCallStart(id, call.name, id));
-    for (const piece of splitInto(JSON.stringify(call.arguments ?? {}), argChunks)) out.push(() => b.toolCallDelta(piece, id));
-  }
-  out.push(() => {
-    b.setUsage(usageOf(turn, request));
-    const stop = turn.stopReason ?? ((turn.toolCalls?.length ?? 0) > 0 ? 'toolUse' : 'stop');
-    return b.finish(stop, turn.errorMessage);
-  });
-  return out;
+/**
+ * One run of events of the same kind: `count` of them, the k-th made by `event(k)` when it is
+ * played. A turn is a handful of segments, not one closure per delta: a scripted stream costs what
+ * a real provider's parser does, and nothing of it outlives the event being delivered.
+ */
+interface Segment {
+  count: number;
+  event(k: number): StreamEvent;
 }
 
-function wrapAfter(thunk: EventThunk, after: () => void): EventThunk {
-  return () => {
-    const e = thunk();
-    after();
-    return e;
-  };
+/** The stream events of one scripted turn, made one at a time as they are played. */
+class TurnPlayback {
+  readonly length: number;
+  private readonly segments: Segment[];
+  private segment = 0;
+  private offset = 0;
+
+  constructor(turn: ScriptedTurn, request: StreamRequest, o: ScriptedProviderOptions, nextId: () => string, now: number) {
+    const b = new AssistantMessageBuilder(turn.model ?? o.model ?? request.model.id, o.provider ?? request.model.provider, now);
+    const size = Math.max(1, turn.chunkSize ?? o.chunkSize ?? 4);
+    const argChunks = Math.max(1, o.argChunks ?? 3);
+    const thinking = turn.thinking === undefined ? undefined : typeof turn.thinking === 'string' ? { text: turn.thinking } : turn.thinking;
+    const thinkingChunks = thinking ? chunkCount(thinking.text, size) : 0;
+    // A signature lands right after the last thinking delta (after `start` when there is none).
+    const sign = (): void => {
+      if (thinking?.signature !== undefined) b.thinkingSignature(thinking.signature, 'scripted');
+    };
+    this.segments = [
+      one(() => {
+        const e = b.start();
+        if (thinkingChunks === 0) sign();
+        return e;
+      }),
+    ];
+    if (thinking && thinkingChunks > 0) {
+      this.segments.push({
+        count: thinkingChunks,
+        event: (k) => {
+          const e = b.thinking(thinking.text.slice(k * size, (k + 1) * size), 'scripted');
+          if (k === thinkingChunks - 1) sign();
+          return e;
+        },
+      });
+    }
+    const text = turn.text;
+    if (text !== undefined) this.segments.push({ count: chunkCount(text, size), event: (k) => b.text(text.slice(k * size, (k + 1) * size)) });
+    for (const call of turn.toolCalls ?? []) {
+      const id = call.id ?? nextId();
+      const json = JSON.stringify(call.arguments ?? {});
+      const pieceSize = Math.max(1, Math.ceil(json.length / argChunks));
+      this.segments.push(
+        one(() => b.toolCallStart(id, call.name, id)),
+        { count: chunkCount(json, pieceSize), event: (k) => b.toolCallDelta(json.slice(k * pieceSize, (k + 1) * pieceSize), id) },
+      );
+    }
+    this.segments.push(
+      one(() => {
+        b.setUsage(usageOf(turn, request));
+        const stop = turn.stopReason ?? ((turn.toolCalls?.length ?? 0) > 0 ? 'toolUse' : 'stop');
+        return b.finish(stop, turn.errorMessage);
+      }),
+    );
+    this.length = this.segments.reduce((n, segment) => n + segment.count, 0);
+  }
+
+  /** The next event of the turn (call it `length` times). */
+  next(): StreamEvent {
+    let segment = this.segments[this.segment]!;
+    while (this.offset >= segment.count) {
+      segment = this.segments[++this.segment]!;
+      this.offset = 0;
+    }
+    return segment.event(this.offset++);
+  }
+}
+
+function one(event: () => StreamEvent): Segment {
+  return { count: 1, event };
+}
+
+function chunkCount(text: string, size: number): number {
+  return Math.ceil(text.length / size);
 }
 
 /** Deterministic usage: the script's, else input ≈ request chars / 4 and output ≈ scripted chars / 4. */
@@ -138,41 +188,29 @@ function usageOf(turn: ScriptedTurn, request: StreamRequest): Usage {
   return { ...Usage.empty(), input, output, totalTokens: input + output };
 }
 
-function chunks(text: string, size: number): string[] {
-  if (text.length === 0) return [];
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
-}
-
-function splitInto(text: string, parts: number): string[] {
-  const size = Math.ceil(text.length / parts);
-  return chunks(text, Math.max(1, size));
-}
-
 function play(
   subscriber: { next(e: StreamEvent): void; error(e: unknown): void; complete(): void; closed: boolean },
-  steps: EventThunk[],
+  playback: TurnPlayback,
   turn: ScriptedTurn,
   scheduler: SchedulerLike,
 ): (() => void) | undefined {
-  const failAt = turn.error ? Math.min(turn.errorAfter ?? 0, steps.length) : -1;
+  const failAt = turn.error ? Math.min(turn.errorAfter ?? 0, playback.length) : -1;
   const emit = (i: number): boolean => {
     if (i === failAt) {
       subscriber.error(turn.error);
       return false;
     }
-    if (i >= steps.length) {
+    if (i >= playback.length) {
       subscriber.complete();
       return false;
     }
     try {
-      subscriber.next(steps[i]!());
+      subscriber.next(playback.next());
     } catch (e) {
       subscriber.error(e);
       return false;
     }
-    if (i === steps.length - 1) {
+    if (i === playback.length - 1) {
       // The final `done` ends the stream at once, not one chunk gap later.
       subscriber.complete();
       return false;

@@ -124,6 +124,26 @@ describe('toMessageEvents', () => {
     expect(seen[1]).toBe(final);
   });
 
+  it('hands onEnd the final message of done, before its MessageEnd, and only then', () => {
+    const { final, events } = stream();
+    const seen: string[] = [];
+    scheduler().run(({ cold }) => {
+      cold('stud|', events)
+        .pipe(toMessageEvents({ loopId, now: () => 0, onEnd: (m) => seen.push(m === final ? 'onEnd(final)' : 'onEnd(other)') }))
+        .subscribe((e) => seen.push(e.type));
+    });
+    expect(seen).toEqual(['MessageStart', 'MessageUpdate', 'MessageUpdate', 'onEnd(final)', 'MessageEnd']);
+  });
+
+  it('does not call onEnd for a stream that ends without done', () => {
+    const { events } = stream();
+    let ended = 0;
+    scheduler().run(({ cold }) => {
+      cold('st|', events).pipe(toMessageEvents({ loopId, now: () => 0, onEnd: () => ended++ })).subscribe();
+    });
+    expect(ended).toBe(0);
+  });
+
   it('allocates no copy of the message per delta: every update points at the same live partial', () => {
     const { partial, events } = stream();
     const updates: AgentEvent[] = [];

@@ -148,6 +148,46 @@ describe('runTool', () => {
     expect(signal!.aborted).toBe(false);
   });
 
+  it('gives one signal per call, the same on every read', async () => {
+    const seen: AbortSignal[] = [];
+    await collect(tool((_a, ctx) => (seen.push(ctx.signal, ctx.signal), 'done')));
+    expect(seen[0]).toBeInstanceOf(AbortSignal);
+    expect(seen[1]).toBe(seen[0]);
+  });
+
+  it('a signal first read after the call was unsubscribed is already aborted', async () => {
+    let ctx: ToolContext | undefined;
+    const sub = runTool(tool((_a, c) => ((ctx = c), new Promise<string>(() => undefined))), {}, options()).subscribe();
+    sub.unsubscribe();
+    expect(ctx!.signal.aborted).toBe(true);
+    expect((ctx!.signal.reason as ToolError).kind).toBe('cancelled');
+  });
+
+  it('a signal first read after a timeout is already aborted with the timeout', () => {
+    let ctx: ToolContext | undefined;
+    scheduler().run(({ expectObservable }) => {
+      const t = tool((_a, c) => ((ctx = c), NEVER), 'slow');
+      expectObservable(runTool(t, {}, options({ timeoutMs: 5 }))).toBe('5ms (r|)', { r: result('Tool "slow" timed out after 5ms.', true) });
+    });
+    expect(ctx!.signal.aborted).toBe(true);
+    expect((ctx!.signal.reason as ToolError).kind).toBe('timeout');
+  });
+
+  it('lets a tool hand ctx.onUpdate around unbound', () => {
+    scheduler().run(({ expectObservable }) => {
+      const t = tool((_a, { onUpdate, onProgress, scheduler: s }) => {
+        timer(1, s).subscribe(() => onUpdate('half'));
+        timer(2, s).subscribe(() => onProgress('almost'));
+        return timer(3, s).pipe(map(() => 'done'));
+      });
+      expectObservable(runTool(t, {}, options())).toBe('-up(r|)', {
+        u: { kind: 'update', partial: text('half') },
+        p: { kind: 'progress', text: 'almost' },
+        r: result('done'),
+      });
+    });
+  });
+
   it('ignores ctx.onUpdate / onProgress calls after the result', async () => {
     let late: ToolContext | undefined;
     const out = await collect(tool((_a, ctx) => ((late = ctx), 'done')));

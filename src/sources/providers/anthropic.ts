@@ -227,69 +227,69 @@ export function anthropicReader(builder: AssistantMessageBuilder, provider: stri
     });
   };
 
-  const onData = (event: AnthropicStreamEvent): StreamEvent[] => {
+  // One call per SSE event: the events go straight to `emit`, no arrays or closures in between.
+  const onData = (event: AnthropicStreamEvent, emit: (event: StreamEvent) => void): void => {
     switch (event.type) {
+      case 'content_block_delta':
+        return blockDelta(event.index, event.delta, emit);
+      case 'content_block_start':
+        return startBlock(event.index, event.content_block, emit);
       case 'message_start':
         if (event.message.model) builder.setModel(event.message.model);
-        applyUsage(event.message.usage);
-        return [];
-      case 'content_block_start':
-        return startBlock(event.index, event.content_block);
-      case 'content_block_delta':
-        return blockDelta(event.index, event.delta);
+        return applyUsage(event.message.usage);
       case 'message_delta':
         if (event.delta.stop_reason) stopReason = STOP_REASONS[event.delta.stop_reason] ?? 'stop';
-        applyUsage(event.usage);
-        return [];
+        return applyUsage(event.usage);
       case 'message_stop':
-        return [builder.finish(stopReason)];
+        return emit(builder.finish(stopReason));
       case 'error':
         throw classifyStreamError({ message: event.error?.message ?? '', type: event.error?.type, provider, secrets });
       default:
-        return []; // ping, content_block_stop, and event types added later
+        return; // ping, content_block_stop, and event types added later
     }
   };
 
-  const startBlock = (index: number, block: { type: string; [key: string]: unknown }): StreamEvent[] => {
+  const startBlock = (index: number, block: { type: string; [key: string]: unknown }, emit: (event: StreamEvent) => void): void => {
     switch (block.type) {
       case 'text': {
         blockKinds.set(index, 'text');
         const text = typeof block['text'] === 'string' ? block['text'] : '';
-        return text ? [builder.text(text, index)] : [];
+        if (text) emit(builder.text(text, index));
+        return;
       }
       case 'thinking': {
         blockKinds.set(index, 'thinking');
-        const events = typeof block['thinking'] === 'string' && block['thinking'] ? [builder.thinking(block['thinking'], index)] : [];
+        if (typeof block['thinking'] === 'string' && block['thinking']) emit(builder.thinking(block['thinking'], index));
         if (typeof block['signature'] === 'string' && block['signature']) builder.thinkingSignature(block['signature'], index);
-        return events;
+        return;
       }
       case 'redacted_thinking':
         blockKinds.set(index, 'thinking');
-        return [builder.redactedThinking(typeof block['data'] === 'string' ? block['data'] : '', index)];
+        return emit(builder.redactedThinking(typeof block['data'] === 'string' ? block['data'] : '', index));
       case 'tool_use':
         blockKinds.set(index, 'toolCall');
-        return [builder.toolCallStart(String(block['id'] ?? ''), String(block['name'] ?? ''), index)];
+        return emit(builder.toolCallStart(String(block['id'] ?? ''), String(block['name'] ?? ''), index));
       default:
         // server_tool_use, web_search_tool_result, ...: run by Anthropic, not by us.
         blockKinds.set(index, 'other');
-        return [];
+        return;
     }
   };
 
-  const blockDelta = (index: number, delta: { type: string; [key: string]: unknown }): StreamEvent[] => {
-    const kind = blockKinds.get(index);
+  const blockDelta = (index: number, delta: { type: string; [key: string]: unknown }, emit: (event: StreamEvent) => void): void => {
     switch (delta.type) {
       case 'text_delta':
-        return kind === 'other' ? [] : [builder.text(String(delta['text'] ?? ''), index)];
+        if (blockKinds.get(index) !== 'other') emit(builder.text(stringField(delta['text']), index));
+        return;
       case 'thinking_delta':
-        return [builder.thinking(String(delta['thinking'] ?? ''), index)];
+        return emit(builder.thinking(stringField(delta['thinking']), index));
       case 'signature_delta':
-        builder.thinkingSignature(String(delta['signature'] ?? ''), index, true);
-        return [];
+        return builder.thinkingSignature(stringField(delta['signature']), index, true);
       case 'input_json_delta':
-        return kind === 'toolCall' ? [builder.toolCallDelta(String(delta['partial_json'] ?? ''), index)] : [];
+        if (blockKinds.get(index) === 'toolCall') emit(builder.toolCallDelta(stringField(delta['partial_json']), index));
+        return;
       default:
-        return []; // citations_delta and the like
+        return; // citations_delta and the like
     }
   };
 
@@ -300,12 +300,17 @@ export function anthropicReader(builder: AssistantMessageBuilder, provider: stri
         if (errorTypeOf(sse.data) !== undefined) throw classifyStreamError({ message: providerMessageOf(sse.data), type: errorTypeOf(sse.data), provider, secrets });
         return;
       }
-      onData(parseSseJson<AnthropicStreamEvent>(sse.data, provider, secrets)).forEach(emit);
+      onData(parseSseJson<AnthropicStreamEvent>(sse.data, provider, secrets), emit);
     },
     end: () => {
       throw streamEndedEarly(provider, 'message_stop');
     },
   };
+}
+
+/** A delta's string field as sent (the common case), else its string form; missing is ''. */
+function stringField(value: unknown): string {
+  return typeof value === 'string' ? value : String(value ?? '');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,8 +6,8 @@ import { bedrockProvider } from './bedrock.js';
 
 /**
  * Registers the built-in protocols of part B: OpenAI Responses, Gemini, Vertex AI and Bedrock
- * ConverseStream. `defaultProviderRegistry()` calls it. Bedrock's AWS codecs are imported only
- * when a Bedrock stream starts, so registering costs nothing.
+ * ConverseStream. (`defaultProviderRegistry()` registers the same protocols lazily.) Bedrock's AWS
+ * codecs are imported only when a Bedrock stream starts.
  */
 export function registerBuiltinProvidersB(registry: ProviderRegistry): ProviderRegistry {
   return registry

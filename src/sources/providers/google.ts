@@ -22,6 +22,7 @@ import {
   withModelHeaders,
 } from './provider-kit.js';
 import type { ProviderEndpoint, ProviderHttpOptions, WireParser } from './provider-kit.js';
+import { GEMINI_BASE_URL } from './model-catalog.js';
 
 /*
  * Google Generative AI (Gemini) `streamGenerateContent?alt=sse`; Vertex AI speaks the same
@@ -34,7 +35,8 @@ import type { ProviderEndpoint, ProviderHttpOptions, WireParser } from './provid
  * back on the part that follows the block.
  */
 
-export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
+/** Default base URL of the Gemini API (defined with the model catalogs, which must not load this module). */
+export { GEMINI_BASE_URL };
 
 // ---------------------------------------------------------------------------------------------
 // Request

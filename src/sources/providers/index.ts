@@ -3,6 +3,7 @@
  * and the HTTP layer they share.
  */
 export * from './registry.js';
+export * from './builtin-a.js';
 export * from './message-builder.js';
 export * from './models.js';
 export * from './anthropic.js';

@@ -13,7 +13,8 @@ import { ProviderError } from '../../types/errors.js';
 export class AssistantMessageBuilder {
   readonly partial: AssistantMessage;
   private readonly argBuffers = new Map<number, string>();
-  private readonly blockByKey = new Map<string, number>();
+  /** Content index of each keyed block, per kind (made on first use: most messages key one kind or none). */
+  private readonly keyed: Partial<Record<BlockKind, Map<string | number, number>>> = {};
 
   constructor(model: string, provider: string, timestamp: number) {
     this.partial = {
@@ -33,30 +34,31 @@ export class AssistantMessageBuilder {
 
   /**
    * Appends text. `key` names the provider's block (its index or item id) so that interleaved
-   * blocks stay apart; without a key the last text block is continued.
+   * blocks stay apart; without a key the last text block is continued. Keys are compared as given
+   * (`1` and `'1'` name different blocks).
    */
   text(delta: string, key?: string | number): StreamEvent {
-    const index = this.blockIndex('text', key, () => ({ type: 'text', text: '' }));
+    const index = this.blockIndex('text', key);
     (this.partial.content[index] as TextContent).text += delta;
     return { type: 'textDelta', contentIndex: index, delta, partial: this.partial };
   }
 
   thinking(delta: string, key?: string | number): StreamEvent {
-    const index = this.blockIndex('thinking', key, () => ({ type: 'thinking', thinking: '' }));
+    const index = this.blockIndex('thinking', key);
     (this.partial.content[index] as ThinkingContent).thinking += delta;
     return { type: 'thinkingDelta', contentIndex: index, delta, partial: this.partial };
   }
 
   /** Sets (or extends, for providers that stream it) the signature of a thinking block. */
   thinkingSignature(signature: string, key?: string | number, append = false): void {
-    const index = this.blockIndex('thinking', key, () => ({ type: 'thinking', thinking: '' }));
+    const index = this.blockIndex('thinking', key);
     const block = this.partial.content[index] as ThinkingContent;
     block.signature = append && block.signature ? block.signature + signature : signature;
   }
 
   /** Redacted (encrypted) thinking: no text, the payload rides in `signature`. */
   redactedThinking(data: string, key?: string | number): StreamEvent {
-    const index = this.blockIndex('thinking', key, () => ({ type: 'thinking', thinking: '', redacted: true }));
+    const index = this.blockIndex('thinking', key);
     const block = this.partial.content[index] as ThinkingContent;
     block.redacted = true;
     block.signature = data;
@@ -64,7 +66,7 @@ export class AssistantMessageBuilder {
   }
 
   toolCallStart(id: string, name: string, key?: string | number): StreamEvent {
-    const index = this.blockIndex('toolCall', key ?? id, () => ({ type: 'toolCall', id, name, arguments: {} }));
+    const index = this.blockIndex('toolCall', key ?? id);
     const block = this.partial.content[index] as ToolCall;
     if (id) block.id = id;
     if (name) block.name = name;
@@ -73,7 +75,7 @@ export class AssistantMessageBuilder {
   }
 
   toolCallDelta(delta: string, key?: string | number): StreamEvent {
-    const index = this.blockIndex('toolCall', key, () => ({ type: 'toolCall', id: '', name: '', arguments: {} }));
+    const index = this.blockIndex('toolCall', key);
     this.argBuffers.set(index, (this.argBuffers.get(index) ?? '') + delta);
     return { type: 'toolCallDelta', contentIndex: index, delta, partial: this.partial };
   }
@@ -130,22 +132,44 @@ export class AssistantMessageBuilder {
       }
     }
     this.argBuffers.clear();
+    for (const block of this.partial.content) flattenText(block);
     this.partial.stopReason = stopReason;
     if (errorMessage !== undefined) this.partial.errorMessage = errorMessage;
     return { type: 'done', message: this.partial };
   }
 
-  private blockIndex(kind: string, key: string | number | undefined, create: () => TextContent | ThinkingContent | ToolCall): number {
-    if (key !== undefined) {
-      const k = `${kind}:${key}`;
-      const existing = this.blockByKey.get(k);
-      if (existing !== undefined) return existing;
-      const index = this.partial.content.push(create()) - 1;
-      this.blockByKey.set(k, index);
-      return index;
+  /** The block a delta goes to, made when it is new. Runs once per delta: no key strings, no closures. */
+  private blockIndex(kind: BlockKind, key: string | number | undefined): number {
+    const content = this.partial.content;
+    if (key === undefined) {
+      const last = content.length - 1;
+      if (last >= 0 && content[last]!.type === kind) return last;
+      return content.push(newBlock(kind)) - 1;
     }
-    const last = this.partial.content.length - 1;
-    if (last >= 0 && this.partial.content[last]!.type === kind) return last;
-    return this.partial.content.push(create()) - 1;
+    const blocks = (this.keyed[kind] ??= new Map());
+    let index = blocks.get(key);
+    if (index === undefined) {
+      index = content.push(newBlock(kind)) - 1;
+      blocks.set(key, index);
+    }
+    return index;
   }
+}
+
+type BlockKind = 'text' | 'thinking' | 'toolCall';
+
+function newBlock(kind: BlockKind): TextContent | ThinkingContent | ToolCall {
+  if (kind === 'text') return { type: 'text', text: '' };
+  if (kind === 'thinking') return { type: 'thinking', thinking: '' };
+  return { type: 'toolCall', id: '', name: '', arguments: {} };
+}
+
+/**
+ * Text appended delta by delta is a rope in V8: one cons-string node per delta, about 56 bytes per
+ * 4-character delta, kept for as long as the conversation is. Reading one character makes V8
+ * flatten the rope in place (one copy of the text), so a finished message holds plain strings.
+ */
+function flattenText(block: AssistantMessage['content'][number]): void {
+  if (block.type === 'text') block.text.charCodeAt(0);
+  else if (block.type === 'thinking') block.thinking.charCodeAt(0);
 }

@@ -1,6 +1,15 @@
 import type { ModelConfig } from '../../types/provider.js';
 import type { CostConfig } from '../../types/usage.js';
 
+/**
+ * Default base URL of OpenAI's API; the endpoints are `{baseUrl}/chat/completions` and `{baseUrl}/responses`.
+ * (Here rather than in the provider modules so that model constructors do not load the HTTP stack.)
+ */
+export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+/** Default base URL of the Gemini API. */
+export const GEMINI_BASE_URL = 'https://generativelanguage.googleapis.com';
+
 /** What a catalog knows about a model. */
 export interface KnownModelInfo {
   contextWindow: number;

@@ -1,10 +1,8 @@
 import type { ModelConfig } from '../../types/provider.js';
 import { ANTHROPIC_MODELS, OPENAI_MODELS } from './models.js';
 import type { ModelOptions } from './models.js';
-import { buildModelConfig, knownModel } from './model-catalog.js';
+import { buildModelConfig, GEMINI_BASE_URL, knownModel, OPENAI_BASE_URL } from './model-catalog.js';
 import type { KnownModelInfo } from './model-catalog.js';
-import { OPENAI_BASE_URL } from './openai-responses.js';
-import { GEMINI_BASE_URL } from './google.js';
 
 /**
  * ModelConfig constructors for the OpenAI Responses API, Gemini, Vertex AI and Bedrock

@@ -23,6 +23,7 @@ import {
 } from './provider-kit.js';
 import type { ProviderEndpoint, ProviderHttpOptions, WireParser } from './provider-kit.js';
 import { OPENAI_COMPATIBLE_PRESETS } from './models.js';
+import { OPENAI_BASE_URL } from './model-catalog.js';
 
 /**
  * OpenAI Chat Completions and the many backends that copy it (spec 000 §5):
@@ -30,8 +31,8 @@ import { OPENAI_COMPATIBLE_PRESETS } from './models.js';
  * backend differs (max-tokens field, developer role, reasoning_effort, where reasoning arrives).
  */
 
-/** Default base URL of OpenAI's API; the endpoints are `{baseUrl}/chat/completions` and `{baseUrl}/responses`. */
-export const OPENAI_BASE_URL = 'https://api.openai.com/v1';
+/** Default base URL of OpenAI's API (defined with the model catalogs, which must not load this module). */
+export { OPENAI_BASE_URL };
 
 /** What OpenAI itself accepts; backends without `compat` get {@link GENERIC_COMPAT}. */
 export const OPENAI_COMPAT: OpenAiCompat = {

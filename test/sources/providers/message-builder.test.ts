@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { AssistantMessageBuilder } from '../../../src/sources/providers/message-builder.js';
+import { isProviderError } from '../../../src/types/errors.js';
+
+describe('AssistantMessageBuilder', () => {
+  it('keeps interleaved keyed blocks apart and continues the last block of a kind when there is no key', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 0);
+    b.thinking('th', 0);
+    b.text('Hel', 1);
+    b.thinking('ink', 0);
+    b.text('lo', 1);
+    b.text(' again');
+    expect(b.partial.content).toEqual([
+      { type: 'thinking', thinking: 'think' },
+      { type: 'text', text: 'Hello again' },
+    ]);
+  });
+
+  it('reports the content index of every delta, and shares one live partial', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 0);
+    const first = b.text('a', 'x');
+    const second = b.toolCallStart('call_1', 'read', 'call_1');
+    const third = b.text('b', 'x');
+    expect([first, second, third].map((e) => (e as { contentIndex: number }).contentIndex)).toEqual([0, 1, 0]);
+    expect((third as { partial: unknown }).partial).toBe(b.partial);
+  });
+
+  it('tells number and string keys apart (a provider keys its blocks one way)', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 0);
+    b.text('a', 1);
+    b.text('b', '1');
+    expect(b.partial.content).toHaveLength(2);
+  });
+
+  it('parses streamed tool arguments once, at finish, and keeps text whole', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 0);
+    for (const piece of ['Let', ' me', ' look', ' that', ' up', ' for', ' you.']) b.text(piece);
+    b.toolCallStart('call_1', 'read', 0);
+    for (const piece of ['{"pa', 'th":"a', '.ts"}']) b.toolCallDelta(piece, 0);
+    const done = b.finish('toolUse');
+    expect(done).toEqual({ type: 'done', message: b.partial });
+    expect(b.partial).toMatchObject({
+      stopReason: 'toolUse',
+      content: [
+        { type: 'text', text: 'Let me look that up for you.' },
+        { type: 'toolCall', id: 'call_1', name: 'read', arguments: { path: 'a.ts' } },
+      ],
+    });
+  });
+
+  it('fails on malformed arguments, naming the call, unless the message was cut off at length', () => {
+    const broken = (): AssistantMessageBuilder => {
+      const b = new AssistantMessageBuilder('m', 'p', 0);
+      b.toolCallStart('call_1', 'read', 0);
+      b.toolCallDelta('{"path":', 0);
+      return b;
+    };
+    let error: unknown;
+    try {
+      broken().finish('toolUse');
+    } catch (e) {
+      error = e;
+    }
+    expect(isProviderError(error)).toBe(true);
+    expect((error as Error).message).toContain('Malformed tool-call arguments for "read" (call_1)');
+    const cut = broken();
+    cut.finish('length');
+    expect(cut.partial.content[0]).toMatchObject({ arguments: {} });
+  });
+});
