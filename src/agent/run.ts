@@ -1,6 +1,6 @@
 import {
   asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
-  type MonoTypeOperatorFunction, type OperatorFunction, pipe, type SchedulerLike, type Subscriber, type Subscription, takeUntil, tap,
+  type MonoTypeOperatorFunction, type OperatorFunction, pipe, type SchedulerLike, type Subscriber, type Subscription, takeUntil, tap, queueScheduler, repeat, scheduled, subscribeOn,
 } from 'rxjs';
 // RxJS's own operator plumbing (public under `rxjs/internal/*`): a stage's events pass through an
 // OperatorSubscriber, one call per event instead of a SafeSubscriber and its observer wrapper.
@@ -114,12 +114,7 @@ export class Run {
     }
     yield [this.agentStartEvent()];
     yield this.start$();
-    // `limitExecution` guards each turn: it is re-subscribed once per turn, which is its contract.
-    const guarded$ = this.config.limits ? this.limitedTurn$(this.config.limits) : undefined;
-    do {
-      if (guarded$) yield guarded$;
-      else yield* this.turn();
-    } while (this.nextTurn && !this.ended);
+    yield this.turns$();
     yield this.end$();
   }
 
@@ -191,14 +186,26 @@ export class Run {
     );
   }
 
-  /** One turn as an Observable through `limitExecution`, for runs with limits. */
-  private limitedTurn$(limits: ExecutionLimits): Observable<AgentEvent> {
+  /**
+   * Turn after turn while there is work: each turn is one Observable of its stages, guarded by
+   * `limitExecution` and re-subscribed by `repeat` while the run says another turn is due.
+   * The whole repetition runs in a queue-scheduler action and the signal for the next turn is
+   * queued on it, so a synchronous run (scripted provider, synchronous tools) repeats as a flat
+   * loop instead of recursing: the stack does not grow with the number of turns.
+   */
+  private turns$(): Observable<AgentEvent> {
+    const limits = this.config.limits;
+    const guard: MonoTypeOperatorFunction<AgentEvent> = limits
+      ? limitExecution(limits, {
+          scheduler: this.scheduler,
+          ...(this.config.model.cost ? { pricing: this.config.model.cost } : {}),
+          onLimit: (reason) => this.limitReached$(reason),
+        })
+      : identity;
     return playStages(() => this.turn()).pipe(
-      limitExecution(limits, {
-        scheduler: this.scheduler,
-        ...(this.config.model.cost ? { pricing: this.config.model.cost } : {}),
-        onLimit: (reason) => this.limitReached$(reason),
-      }),
+      guard,
+      repeat({ delay: () => (this.nextTurn && !this.ended ? nextTurnSignal : EMPTY) }),
+      subscribeOn(queueScheduler),
     );
   }
 
@@ -931,6 +938,9 @@ function playStages(stages: () => Generator<Stage, void, undefined>): Observable
     };
   });
 }
+
+/** Queued on the queue scheduler: within a running flush it waits for the current turn to unwind. */
+const nextTurnSignal = scheduled([true], queueScheduler);
 
 function isEvents(stage: readonly AgentEvent[] | Observable<AgentEvent>): stage is readonly AgentEvent[] {
   return Array.isArray(stage);

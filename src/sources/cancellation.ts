@@ -4,16 +4,15 @@ import { EMPTY, Observable } from 'rxjs';
 export function fromAbortSignal(signal: AbortSignal | undefined): Observable<void> {
   if (!signal) return EMPTY.pipe(neverComplete());
   return new Observable<void>((subscriber) => {
-    const onAbort = (): void => {
+    if (signal.aborted) {
       subscriber.next();
       subscriber.complete();
-    };
-    if (signal.aborted) {
-      onAbort();
       return undefined;
     }
-    signal.addEventListener('abort', onAbort, { once: true });
-    return () => signal.removeEventListener('abort', onAbort);
+    return onAbort(signal, () => {
+      subscriber.next();
+      subscriber.complete();
+    });
   });
 }
 
@@ -29,7 +28,48 @@ export function linkedAbortController(parent: AbortSignal | undefined): { contro
     controller.abort(parent.reason);
     return { controller, dispose: () => undefined };
   }
-  const onAbort = (): void => controller.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
-  return { controller, dispose: () => parent.removeEventListener('abort', onAbort) };
+  const dispose = onAbort(parent, () => controller.abort(parent.reason));
+  return { controller, dispose };
+}
+
+/** The callbacks waiting on each signal, behind one 'abort' listener per signal. */
+const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+
+/**
+ * Calls `callback` when `signal` aborts (it must not have yet); the returned function stops
+ * waiting. Every model call and tool run of a run waits on the run's signal, and adding and
+ * removing an EventTarget listener costs microseconds each: one listener per signal is shared,
+ * and callbacks are called in the order they started waiting.
+ */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  const callbacks = signal === lastSignal ? lastCallbacks! : callbacksOf(signal);
+  callbacks.add(callback);
+  return () => {
+    callbacks.delete(callback);
+  };
+}
+
+// The signal asked about last, and its callbacks: a run's tool calls all ask about the same one.
+let lastSignal: AbortSignal | undefined;
+let lastCallbacks: Set<() => void> | undefined;
+
+function callbacksOf(signal: AbortSignal): Set<() => void> {
+  let callbacks = waiting.get(signal);
+  if (!callbacks) {
+    const set = new Set<() => void>();
+    callbacks = set;
+    waiting.set(signal, set);
+    signal.addEventListener(
+      'abort',
+      () => {
+        waiting.delete(signal);
+        if (lastSignal === signal) lastSignal = lastCallbacks = undefined;
+        for (const call of Array.from(set)) call();
+      },
+      { once: true },
+    );
+  }
+  lastSignal = signal;
+  lastCallbacks = callbacks;
+  return callbacks;
 }

@@ -2,7 +2,7 @@ import { isObservable, Observable, type SchedulerLike, type Subscription, type U
 import type { AnyTool, ToolContext, ToolEmission, ToolExecution, ToolResult } from '../types/tool.js';
 import { isFinalToolResult, toolProgress, toolUpdate } from '../types/tool.js';
 import { ToolError, errorMessage } from '../types/errors.js';
-import { linkedAbortController } from './cancellation.js';
+import { linkedAbortController, onAbort } from './cancellation.js';
 
 export type ToolRunEmission =
   | { kind: 'update'; partial: ToolResult }
@@ -78,7 +78,7 @@ class ToolRun {
   /** Made on first read of `ctx.signal`: most tools never look at it. */
   private link: ReturnType<typeof linkedAbortController> | undefined;
   /** Why the signal must read aborted if it is made only now. */
-  private abortReason: ToolError | undefined;
+  private abortReason: unknown;
   private execution: Unsubscribable | undefined;
   private watchers: Subscription[] | undefined;
   private removeAbortListener: (() => void) | undefined;
@@ -101,9 +101,7 @@ class ToolRun {
     const { signal, interrupt$, timeoutMs, scheduler } = this.options;
     if (signal) {
       if (signal.aborted) return this.cutShort('aborted');
-      const onAbort = (): void => this.cutShort('aborted');
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.removeAbortListener = () => signal.removeEventListener('abort', onAbort);
+      this.removeAbortListener = onAbort(signal, () => this.cutShort('aborted'));
     }
     if (interrupt$) {
       const interrupt = interrupt$.subscribe(() => this.cutShort('interrupted'));
@@ -132,7 +130,7 @@ class ToolRun {
     if (!this.link) {
       // Once finished, the tool's signal is no longer tied to the run (a later abort must not reach it).
       this.link = linkedAbortController(this.finished ? undefined : this.options.signal);
-      if (this.abortReason) this.link.controller.abort(this.abortReason);
+      if (this.abortReason !== undefined) this.link.controller.abort(this.abortReason);
     }
     return this.link.controller.signal;
   }
@@ -194,13 +192,15 @@ class ToolRun {
   private cutShort(reason: ToolCutReason): void {
     if (this.finished || this.cut !== undefined) return;
     this.cut = reason;
-    this.abort(new ToolError(reason === 'timeout' ? 'timeout' : 'cancelled', reason));
+    // An abort of the run reaches the tool with the run's own reason, as a linked signal would.
+    const runSignal = this.options.signal;
+    this.abort(reason === 'aborted' && runSignal ? runSignal.reason : new ToolError(reason === 'timeout' ? 'timeout' : 'cancelled', reason));
     this.execution?.unsubscribe();
     this.finish(textResult(cutText(this.tool, reason, this.options.timeoutMs)), true);
   }
 
-  private abort(reason: ToolError): void {
-    this.abortReason ??= reason;
+  private abort(reason: unknown): void {
+    if (this.abortReason === undefined) this.abortReason = reason;
     this.link?.controller.abort(reason);
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectable, map, Subject, config as rxConfig } from 'rxjs';
+import { connectable, map, Subject, tap, config as rxConfig } from 'rxjs';
 import { agentLoop, agentLoopContinue, userMessage, type AgentEvent, textOf } from '../../src/index.js';
 import { eventLetters, scriptedProvider } from '../../src/testing/index.js';
 import { addTool, agentEnd, config, context, events, model, run, testScheduler, trace } from './helpers.js';
@@ -93,6 +93,24 @@ describe('agentLoop event order (spec 000 §6)', () => {
     expect(JSON.parse(JSON.stringify(b))).toEqual(JSON.parse(JSON.stringify(a)));
     // Virtual time: turn 1 = 5ms delay + 7 gaps of 2ms (8 events); turn 2 = 3ms + 3 gaps of 1ms.
     expect(a.at(-1)!.timestamp).toBe(5 + 7 * 2 + 3 + 3 * 1);
+  });
+
+  it('runs thousands of synchronous turns without growing the stack', async () => {
+    const turns = 3000;
+    const script = [...Array.from({ length: turns }, () => ({ toolCalls: [{ name: 'add', arguments: { a: 1, b: 1 } }] })), { text: 'done' }];
+    const depths: number[] = [];
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = Infinity; // count every frame, not the default 10
+    const all = await events(
+      agentLoop([userMessage('hi', 0)], context([addTool]), config(script)).pipe(
+        tap((e) => e.type === 'TurnStart' && (e.turnIndex === 1 || e.turnIndex === turns) && depths.push(new Error().stack!.split('\n').length)),
+      ),
+    );
+    Error.stackTraceLimit = limit;
+    expect(all.filter((e) => e.type === 'TurnStart')).toHaveLength(turns + 1);
+    expect(agentEnd(all).stopReason).toBe('stop');
+    expect(depths[0]).toBeGreaterThan(20);
+    expect(depths[1]).toBe(depths[0]); // the same depth at the last turn as at the second
   });
 
   it('lets a whole run be written as a marble diagram', () => {

@@ -114,6 +114,16 @@ describe('runTool', () => {
     expect(signal!.aborted).toBe(true);
   });
 
+  it('passes the run’s abort reason on to the tool’s signal', async () => {
+    const controller = new AbortController();
+    let signal: AbortSignal | undefined;
+    const out = lastValueFrom(runTool(tool((_a, ctx) => ((signal = ctx.signal), NEVER)), {}, options({ signal: controller.signal })).pipe(toArray()));
+    const reason = new Error('user pressed stop');
+    controller.abort(reason);
+    expect(await out).toEqual([result(TOOL_TEXTS.aborted, true)]);
+    expect(signal!.reason).toBe(reason);
+  });
+
   it('answers at once when the run’s signal is already aborted, without running the tool', async () => {
     const controller = new AbortController();
     controller.abort();
