@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { connectable, map, Subject, tap, config as rxConfig } from 'rxjs';
 import { agentLoop, agentLoopContinue, userMessage, type AgentEvent, textOf } from '../../src/index.js';
 import { eventLetters, scriptedProvider } from '../../src/testing/index.js';
@@ -64,14 +64,19 @@ describe('agentLoop event order (spec 000 §6)', () => {
     ]);
   });
 
-  it('keeps tool results in call order even when they finish out of order', async () => {
-    const slow = { ...addTool, name: 'slow', execute: () => new Promise<string>((r) => setTimeout(() => r('slow'), 20)) };
-    const fast = { ...addTool, name: 'fast', execute: () => 'fast' };
-    const all = await run([{ toolCalls: [{ name: 'slow', arguments: { a: 1, b: 1 } }, { name: 'fast', arguments: { a: 1, b: 1 } }] }, { text: 'done' }], [slow, fast]);
-    const ends = all.filter((e) => e.type === 'ToolExecutionEnd').map((e) => (e as { toolName: string }).toolName);
-    expect(ends).toEqual(['fast', 'slow']); // completion order for events
-    const results = agentEnd(all).messages.filter((m) => m.role === 'toolResult').map((m) => (m as { toolName: string }).toolName);
-    expect(results).toEqual(['slow', 'fast']); // call order for the model
+  it('keeps tool results in call order even when they finish out of order', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const slow = { ...addTool, name: 'slow', execute: () => cold('20ms (r|)', { r: 'slow' }) };
+      const fast = { ...addTool, name: 'fast', execute: () => 'fast' };
+      const all: AgentEvent[] = [];
+      const script = [{ toolCalls: [{ name: 'slow', arguments: { a: 1, b: 1 } }, { name: 'fast', arguments: { a: 1, b: 1 } }] }, { text: 'done' }];
+      agentLoop([userMessage('hi', 0)], context([slow, fast]), config(script)).subscribe((e) => all.push(e));
+      flush();
+      const ends = all.filter((e) => e.type === 'ToolExecutionEnd').map((e) => (e as { toolName: string }).toolName);
+      expect(ends).toEqual(['fast', 'slow']); // completion order for events
+      const results = agentEnd(all).messages.filter((m) => m.role === 'toolResult').map((m) => (m as { toolName: string }).toolName);
+      expect(results).toEqual(['slow', 'fast']); // call order for the model
+    });
   });
 
   it('is deterministic under TestScheduler: the same script twice yields identical events and timestamps', () => {
@@ -134,8 +139,13 @@ describe('agentLoop event order (spec 000 §6)', () => {
         throw new Error('bad subscriber');
       });
       shared$.pipe(map((e) => e.type)).subscribe({ next: (t) => seen.push(t), complete: () => (completed = true) });
-      shared$.connect();
-      await new Promise((r) => setTimeout(r, 10));
+      vi.useFakeTimers();
+      try {
+        shared$.connect();
+        vi.runAllTimers(); // RxJS reports a subscriber's throw on a timer
+      } finally {
+        vi.useRealTimers();
+      }
       expect(completed).toBe(true);
       expect(seen.at(-1)).toBe('AgentEnd');
       expect(seen.filter((t) => t === 'TurnEnd')).toHaveLength(2);
