@@ -13,7 +13,7 @@ import {
 import type { ToolCall } from '../types/content.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
 import {
-  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type ExecutionLimits, type SteeringPolicy, type TurnTrigger,
+  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
 import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
@@ -164,7 +164,7 @@ export class Run {
   private start$(): Stage {
     if (this.prompts === undefined) {
       const last = this.messages[this.messages.length - 1];
-      if (last?.role === 'assistant' && queuedSize(this.config.steering) === 0) return this.admit$(takeQueued(this.config.followUp), 'followUp');
+      if (last?.role === 'assistant' && queuedSize(this.config.steering) === 0) return this.admit$(takeQueued(this.config.followUp));
       return undefined;
     }
     const filters = this.config.inputFilters ?? [];
@@ -345,7 +345,7 @@ export class Run {
         defer(() => {
           if (this.ended) return EMPTY;
           const ctx = { newMessages: this.fresh.slice(), messages: this.messages, turnIndex };
-          return this.hook$('preTurn', () => policy(ctx), { action: 'continue' } as PolicyVerdict, (v) => undefined, (v) => this.applyPreTurn$(v));
+          return this.hook$('preTurn', () => policy(ctx), { action: 'continue' } as PolicyVerdict, () => undefined, (v) => this.applyPreTurn$(v));
         }),
       ),
     );
@@ -484,7 +484,7 @@ export class Run {
     try {
       yield this.attempt$(request);
     } catch (error) {
-      yield this.recover$(error, turnIndex);
+      yield this.recover$(error);
     }
     yield this.settle(turnIndex);
   }
@@ -534,7 +534,7 @@ export class Run {
   };
 
   /** A failed call: one compaction-and-retry for a context overflow, else a failed turn that is kept. */
-  private recover$(error: unknown, turnIndex: number): Observable<AgentEvent> {
+  private recover$(error: unknown): Observable<AgentEvent> {
     const overflow = isProviderError(error) && error.kind === 'contextOverflow';
     if (overflow && this.contextConfig && !this.overflowRecovered && !this.messageStarted) {
       this.overflowRecovered = true;
@@ -542,12 +542,12 @@ export class Run {
         defer(() => toObservable(this.compaction('overflow'))),
         defer(() => toObservable(this.buildRequest$())),
         defer(() => this.attempt$(this.request!)),
-      ).pipe(catchError((again: unknown) => this.fail$(again, turnIndex)));
+      ).pipe(catchError((again: unknown) => this.fail$(again)));
     }
-    return this.fail$(error, turnIndex);
+    return this.fail$(error);
   }
 
-  private fail$(error: unknown, turnIndex: number): Observable<AgentEvent> {
+  private fail$(error: unknown): Observable<AgentEvent> {
     if (this.config.signal?.aborted || (isProviderError(error) && error.kind === 'cancelled')) return EMPTY; // settle$ closes it as aborted
     const text = isProviderError(error) ? `${error.kind}: ${error.message}` : errorMessage(error);
     const message = this.closedPartial('error', text);
@@ -710,11 +710,11 @@ export class Run {
     const taken = [...this.steeringBuffer.splice(0), ...takeQueued(this.config.steering)];
     // One poll per turn start: a OneAtATime queue hands over one message per turn.
     if (taken.length > 0) this.polledThisTurn = true;
-    return this.admit$(taken, 'steering');
+    return this.admit$(taken);
   }
 
   /** Queued messages through the input filters into `pending`; rejected ones are announced and dropped. */
-  private admit$(queued: QueuedMessage[], _from: 'steering' | 'followUp'): Stage {
+  private admit$(queued: QueuedMessage[]): Stage {
     if (queued.length === 0) return undefined;
     const messages = queued.map((q) => q.message);
     const filters = this.config.inputFilters ?? [];
@@ -795,7 +795,7 @@ export class Run {
       this.nextTurn = true;
       return;
     }
-    yield this.admit$(takeQueued(this.config.followUp), 'followUp');
+    yield this.admit$(takeQueued(this.config.followUp));
     if (this.pending.length === 0) yield this.postLoop$();
     this.nextTurn = this.pending.length > 0;
   }

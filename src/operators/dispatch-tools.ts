@@ -234,7 +234,7 @@ class Dispatch {
     return gate$.pipe(
       concatMap((allowed) => {
         const errors = from(events.splice(0));
-        if (allowed === false) return concat(errors, this.finish(call, { content: [{ type: 'text', text: TOOL_TEXTS.skippedByHook }] }, true, false));
+        if (allowed === false) return concat(errors, this.finish(call, { content: [{ type: 'text', text: TOOL_TEXTS.skippedByHook }] }, true));
         return concat(errors, of(this.startEvent(call, args)), this.execute(tool, call, validArgs));
       }),
     );
@@ -258,7 +258,7 @@ class Dispatch {
       concatMap((e) => {
         if (e.kind === 'progress') return of(this.progressEvent(call, e.text));
         if (e.kind === 'update') return this.update(call, e.partial);
-        return this.finish(call, e.result, e.isError, true);
+        return this.finish(call, e.result, e.isError);
       }),
     );
   }
@@ -293,7 +293,7 @@ class Dispatch {
   private immediate(call: ToolCall, text: string, withStart: boolean): Observable<AgentEvent> {
     return concat(
       withStart ? of(this.startEvent(call, call.arguments)) : EMPTY,
-      this.finish(call, { content: [{ type: 'text', text }] }, true, withStart),
+      this.finish(call, { content: [{ type: 'text', text }] }, true),
     );
   }
 
@@ -307,7 +307,7 @@ class Dispatch {
     return message;
   }
 
-  private finish(call: ToolCall, result: ToolResult, isError: boolean, _started: boolean): Observable<AgentEvent> {
+  private finish(call: ToolCall, result: ToolResult, isError: boolean): Observable<AgentEvent> {
     const message = this.resultMessage(call, result, isError);
     const stage = this.o.toolResults;
     const after = this.o.hooks?.afterToolExecution;
