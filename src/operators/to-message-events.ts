@@ -1,8 +1,4 @@
-import type { OperatorFunction } from 'rxjs';
-// RxJS's own operator plumbing (public under `rxjs/internal/*`): the source is subscribed with an
-// OperatorSubscriber, one call per delta instead of a SafeSubscriber and its observer wrapper.
-import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
-import { operate } from 'rxjs/internal/util/lift';
+import { Observable, type OperatorFunction } from 'rxjs';
 import type { StreamEvent } from '../types/provider.js';
 import type { AgentEvent, StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
@@ -33,7 +29,7 @@ export interface ToMessageEventsOptions {
  */
 export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent, AgentEvent> {
   const { loopId, now, onPartial, onEnd } = options;
-  return operate<StreamEvent, AgentEvent>((source, subscriber) => {
+  return (source) => new Observable<AgentEvent>((subscriber) => {
       let started = false;
       const start = (partial: AssistantMessage): void => {
         onPartial?.(partial);
@@ -44,8 +40,7 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
       const update = (message: AssistantMessage, delta: StreamDelta): void => {
         subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
       };
-      source.subscribe(
-        createOperatorSubscriber(subscriber, (e: StreamEvent) => {
+      const next = (e: StreamEvent): void => {
           switch (e.type) {
             case 'start':
               start(e.partial);
@@ -73,7 +68,15 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
               subscriber.next({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
               return;
           }
-        }),
-      );
+      };
+      // A throw in a callback (onPartial, onEnd) fails the stream, as in any RxJS operator.
+      const guardedNext = (e: StreamEvent): void => {
+        try {
+          next(e);
+        } catch (error) {
+          subscriber.error(error);
+        }
+      };
+      return source.subscribe({ next: guardedNext, error: (error: unknown) => subscriber.error(error), complete: () => subscriber.complete() });
   });
 }
