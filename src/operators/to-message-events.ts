@@ -6,7 +6,7 @@ import type { AssistantMessage } from '../types/message.js';
 export interface ToMessageEventsOptions {
   loopId: string;
   now(): number;
-  /** Receives the message so far whenever it changes owner (for error and abort recovery). */
+  /** Receives each snapshot of the message so far as it streams (for error and abort recovery). */
   onPartial?(partial: AssistantMessage): void;
   /** Receives the final message of `done`, just before its MessageEnd is emitted. */
   onEnd?(message: AssistantMessage): void;
@@ -14,7 +14,8 @@ export interface ToMessageEventsOptions {
 
 /**
  * Turns a provider stream into the assistant message's lifecycle events: one MessageStart,
- * a MessageUpdate per delta, one MessageEnd with the final message. A stream that is retried
+ * a MessageUpdate per delta, one MessageEnd with the final message. Each event carries the
+ * message as the provider's stream event does: from phi-rx's providers an immutable snapshot. A stream that is retried
  * (a second `start`) keeps the single lifecycle: the UI sees one message whose partial is
  * replaced. Per delta it allocates only the event itself.
  *
@@ -38,6 +39,7 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
         subscriber.next({ type: 'MessageStart', loopId, message: partial, timestamp: now() });
       };
       const update = (message: AssistantMessage, delta: StreamDelta): void => {
+        onPartial?.(message);
         subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
       };
       const next = (e: StreamEvent): void => {
