@@ -113,6 +113,8 @@ export class Run {
       return;
     }
     yield [this.agentStartEvent()];
+    // A beforeLoop hook that threw is reported after AgentStart: AgentStart is every run's first event.
+    yield this.hookErrors.splice(0);
     yield this.start$();
     yield this.turns$();
     yield this.end$();
@@ -141,9 +143,12 @@ export class Run {
   private beforeLoop$(): Stage {
     const hook = this.config.hooks?.beforeLoop;
     if (!hook) return undefined;
-    return this.hook$('beforeLoop', () => hook(this.messages, 0), true as boolean | void, (ok) => {
-      if (ok === false) this.vetoed = true;
-    });
+    return this.safely$('beforeLoop', () => hook(this.messages, 0), true as boolean | void).pipe(
+      tap((ok) => {
+        if (ok === false) this.vetoed = true;
+      }),
+      ignoreElements(),
+    );
   }
 
   private agentStartEvent(): AgentEvent {
@@ -243,6 +248,12 @@ export class Run {
     this.polledThisTurn = false;
     if (this.ended) return;
     yield this.pollSteering$(); // checkpoint 6: loop re-entry
+    if (!this.turnDue()) {
+      // Everything that asked for this turn was refused by the input filters: no turn starts, and
+      // the run goes on (follow-ups, post-loop policies) or ends as if nothing had been queued.
+      yield* this.decideNext();
+      return;
+    }
     yield this.beforeTurn$();
     if (this.ended) return;
     const turnIndex = this.turnIndex;
@@ -257,6 +268,16 @@ export class Run {
     yield this.postTurn$(turnIndex);
     yield this.turnEnd$(turnIndex);
     yield* this.decideNext();
+  }
+
+  /** A model call is due: messages wait to be sent, or the context does not end with the model's answer. */
+  private turnDue(): boolean {
+    if (this.pending.length > 0) return true;
+    for (let i = this.messages.length - 1; i >= 0; i--) {
+      const m = this.messages[i]!;
+      if (!isExtension(m)) return m.role !== 'assistant';
+    }
+    return false;
   }
 
   private beforeTurn$(): Stage {
