@@ -34,6 +34,9 @@ import { retryBackoff } from '../operators/retry-backoff.js';
 import { toMessageEvents } from '../operators/to-message-events.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
+import { checkLoopOptions } from './check-options.js';
+import { checkPrompts } from './check-prompts.js';
+import { checkTools } from '../tools/check-tools.js';
 
 const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
 
@@ -82,11 +85,15 @@ export class Run {
   constructor(
     context: AgentContext,
     private readonly config: AgentLoopConfig,
-    private readonly prompts: readonly AgentMessage[] | undefined,
+    prompts: readonly AgentMessage[] | string | undefined,
   ) {
     const ids = config.ids ?? defaultIds;
-    if (prompts === undefined) this.checkContinuable(context);
+    // Bad options, tools or prompts fail the run before anything is emitted or sent to the model.
+    checkLoopOptions(config);
+    checkTools(context.tools);
     this.scheduler = config.scheduler ?? asyncScheduler;
+    this.prompts = prompts === undefined ? undefined : checkPrompts(prompts, this.scheduler.now());
+    if (prompts === undefined) this.checkContinuable(context);
     this.agentId = context.agentId ?? ids();
     this.sessionId = context.sessionId ?? ids();
     this.loopId = context.loopId ?? ids();
@@ -100,6 +107,8 @@ export class Run {
   }
 
   private readonly context: AgentContext;
+  /** The prompts as checked (`undefined` for a continuation). */
+  private readonly prompts: readonly AgentMessage[] | undefined;
 
   events$(): Observable<AgentEvent> {
     return playStages(() => this.stages());
