@@ -30,6 +30,7 @@ import { compact } from '../operators/compact.js';
 import { dispatchTools, type SteeringCheck } from '../operators/dispatch-tools.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
+import { callProvider } from '../operators/guard-provider-stream.js';
 import { retryBackoff } from '../operators/retry-backoff.js';
 import { toMessageEvents } from '../operators/to-message-events.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
@@ -526,7 +527,7 @@ export class Run {
   private attempt$(request: StreamRequest): Observable<AgentEvent> {
     return new Observable<AgentEvent>((subscriber) => {
       this.retries = subscriber;
-      return this.provider(request, this.providerOptions).pipe(this.modelPipeline()).subscribe(subscriber);
+      return callProvider(this.provider, request, this.providerOptions).pipe(this.modelPipeline()).subscribe(subscriber);
     });
   }
 
