@@ -8,8 +8,10 @@ import { ProviderError } from '../types/errors.js';
  * type, deltas must carry their partial message and a string delta, `done` must carry the final
  * assistant message. A breach fails the stream with a ProviderError (kind `other`, not retried)
  * whose message names it and the event's index, never a raw TypeError. `done` is final: the
- * stream completes there, and whatever the provider would send after it (a second `done`, more
- * deltas, or nothing and never completing) is not read.
+ * stream completes there, and whatever the provider sends after it (a second `done`, more
+ * deltas, an error, or nothing and never completing) is ignored. The source itself is left to
+ * finish on its own after `done` (so an HTTP body is read to its end and its connection reused);
+ * before `done`, unsubscribing tears it down.
  *
  * ```
  * source:  -s-t-x-d|      (x: null, or a delta without its partial message)
@@ -28,20 +30,29 @@ export function guardProviderStream(): OperatorFunction<unknown, StreamEvent> {
   return (source) =>
     new Observable<StreamEvent>((subscriber) => {
       let index = 0;
+      let done = false;
       const subscription = source.subscribe({
         next: (event) => {
+          if (done) return;
           const breach = breachOf(event, index++);
           if (breach !== undefined) {
             subscriber.error(contractBreach(breach));
             return;
           }
+          if ((event as StreamEvent).type === 'done') done = true;
           subscriber.next(event as StreamEvent);
-          if ((event as StreamEvent).type === 'done') subscriber.complete();
+          if (done) subscriber.complete();
         },
-        error: (e: unknown) => subscriber.error(e),
+        error: (e: unknown) => {
+          if (!done) subscriber.error(e);
+        },
         complete: () => subscriber.complete(),
       });
-      return subscription;
+      // After `done` the source may drain on its own (an HTTP body returns its connection to the
+      // keep-alive pool when read to the end); before it, unsubscribing tears the call down.
+      return () => {
+        if (!done) subscription.unsubscribe();
+      };
     });
 }
 

@@ -20,11 +20,25 @@ describe('guardProviderStream', () => {
     });
   });
 
-  it('completes on done: a second done, a delta after done and a stream that never completes are not read', () => {
+  it('completes on done: a second done, a delta and an error after done are ignored; the source drains on its own', () => {
     scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
-      const source = cold('-s-t-d-d-t-', ok);
+      const source = cold('-s-t-d-d-t-#', ok);
       expectObservable(source.pipe(guardProviderStream())).toBe('-s-t-(d|)', ok);
-      expectSubscriptions(source.subscriptions).toBe('^----!');
+      expectSubscriptions(source.subscriptions).toBe('^----------!');
+    });
+  });
+
+  it('completes on done also when the source never completes', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold('-s-t-d-', ok).pipe(guardProviderStream()), '^-------!').toBe('-s-t-(d|)', ok);
+    });
+  });
+
+  it('unsubscribing before done tears the source down', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const source = cold('-s-t-d|', ok);
+      expectObservable(source.pipe(guardProviderStream()), '^--!').toBe('-s-', ok);
+      expectSubscriptions(source.subscriptions).toBe('^--!');
     });
   });
 
