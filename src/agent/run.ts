@@ -13,7 +13,7 @@ import {
 import type { ToolCall } from '../types/content.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
 import {
-  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
+  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, DEFAULT_RETRY_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
 import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
@@ -32,6 +32,7 @@ import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callProvider } from '../operators/guard-provider-stream.js';
 import { retryBackoff } from '../operators/retry-backoff.js';
+import { type AttemptMark, markAttempt, resumeRetry } from '../operators/resume-retry.js';
 import { toMessageEvents } from '../operators/to-message-events.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
@@ -538,9 +539,13 @@ export class Run {
   /** What every provider stream of the run goes through, composed once per run rather than per call. */
   private modelPipeline(): OperatorFunction<StreamEvent, AgentEvent> {
     const c = this.config;
+    const retry = c.retry === false ? NO_RETRY : (c.retry ?? {});
+    const retries = (retry.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0;
     this.modelOperators ??= pipe(
       c.operators?.providerStream ?? (identity as MonoTypeOperatorFunction<StreamEvent>),
-      retryBackoff<StreamEvent>(c.retry === false ? NO_RETRY : (c.retry ?? {}), {
+      // With retries, each attempt is marked so that a retry resumes where the last one broke.
+      retries ? markAttempt<StreamEvent>() : (identity as OperatorFunction<StreamEvent, StreamEvent | AttemptMark>),
+      retryBackoff<StreamEvent | AttemptMark>(retry, {
         scheduler: this.scheduler,
         ...(c.random ? { random: c.random } : {}),
         onRetry: (attempt, delayMs, error) =>
@@ -548,7 +553,8 @@ export class Run {
             type: 'RetryScheduled', loopId: this.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: this.now(),
           }),
       }),
-      c.signal ? takeUntil<StreamEvent>(this.abort$) : (identity as MonoTypeOperatorFunction<StreamEvent>),
+      c.signal ? takeUntil<StreamEvent | AttemptMark>(this.abort$) : (identity as MonoTypeOperatorFunction<StreamEvent | AttemptMark>),
+      retries ? resumeRetry() : (identity as OperatorFunction<StreamEvent | AttemptMark, StreamEvent>),
       toMessageEvents({ loopId: this.loopId, now: this.now, onPartial: this.onPartial, onEnd: this.onEnd }),
     );
     return this.modelOperators;

@@ -4,6 +4,7 @@ import type { OperatorFunction } from 'rxjs';
 import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
 import { operate } from 'rxjs/internal/util/lift';
 import type { StreamEvent } from '../types/provider.js';
+import type { StreamReset } from './resume-retry.js';
 import type { AgentEvent, StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 
@@ -20,7 +21,8 @@ export interface ToMessageEventsOptions {
  * Turns a provider stream into the assistant message's lifecycle events: one MessageStart,
  * a MessageUpdate per delta, one MessageEnd with the final message. A stream that is retried
  * (a second `start`) keeps the single lifecycle: the UI sees one message whose partial is
- * replaced. Per delta it allocates only the event itself.
+ * replaced; a `reset` from `resumeRetry` becomes a MessageReset. Per delta it allocates only the
+ * event itself.
  *
  * ```
  * source:  -s-t-t-d|     (s: start, t: textDelta, d: done)
@@ -31,9 +33,9 @@ export interface ToMessageEventsOptions {
  * @example
  * provider(request, {}).pipe(toMessageEvents({ loopId, now: () => Date.now() })).subscribe(render);
  */
-export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent, AgentEvent> {
+export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent | StreamReset, AgentEvent> {
   const { loopId, now, onPartial, onEnd } = options;
-  return operate<StreamEvent, AgentEvent>((source, subscriber) => {
+  return operate<StreamEvent | StreamReset, AgentEvent>((source, subscriber) => {
       let started = false;
       const start = (partial: AssistantMessage): void => {
         onPartial?.(partial);
@@ -45,8 +47,14 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
         subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
       };
       source.subscribe(
-        createOperatorSubscriber(subscriber, (e: StreamEvent) => {
+        createOperatorSubscriber(subscriber, (e: StreamEvent | StreamReset) => {
           switch (e.type) {
+            case 'reset':
+              // A retry diverged from what was shown (see resumeRetry): the UI starts over from e.message.
+              if (!started) start(e.message);
+              onPartial?.(e.message);
+              subscriber.next({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
+              return;
             case 'start':
               start(e.partial);
               return;
