@@ -61,6 +61,9 @@ export function defineTool<S extends z.ZodType | StandardSchemaV1 | JsonSchema>(
   if (!standard && (params === null || typeof params !== 'object' || Array.isArray(params))) {
     fail(`parameters must be a Standard Schema (zod, valibot, arktype …) or a JSON Schema object, got ${params === null ? 'null' : typeof params}`);
   }
+  if (!standard && typeof (params as { safeParse?: unknown }).safeParse === 'function') {
+    fail('parameters look like a zod schema without Standard Schema support (zod older than 3.24): upgrade zod, or pass a JSON Schema');
+  }
   const jsonSchema = spec.jsonSchema ?? (standard ? derivedSchema(standard) : (params as JsonSchema));
   if (jsonSchema === undefined) {
     fail(`cannot derive a JSON Schema for the model from this ${standard!['~standard'].vendor} schema: pass it as \`jsonSchema\``);

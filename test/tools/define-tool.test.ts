@@ -160,6 +160,12 @@ describe('defineTool with Standard Schema (issue 12)', () => {
     expect(calls).toEqual([{ n: 2 }]);
   });
 
+  it('a zod schema older than 3.24 (no ~standard) is refused by name, not sent as a JSON Schema', () => {
+    const oldZod = { _def: { typeName: 'ZodObject' }, safeParse: () => ({ success: true, data: {} }), parse: () => ({}) };
+    expect(() => defineTool({ name: 'old', description: 'x', parameters: oldZod as never, execute: () => 'ok' }))
+      .toThrow(/defineTool "old": parameters look like a zod schema without Standard Schema support/);
+  });
+
   it('an asynchronous Standard Schema is refused clearly at call time, and execute is not called', async () => {
     const asyncSchema = { '~standard': { version: 1 as const, vendor: 'custom', validate: async (value: unknown) => ({ value }) } };
     const { tool, calls } = recorder('slow', asyncSchema, { jsonSchema: { type: 'object' } });
