@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as v from 'valibot';
+import { type } from 'arktype';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import { agentLoop, AgentError, defineTool, userMessage, type AgentEvent, type AnyTool, type JsonSchema } from '../../src/index.js';
 import { config, context, events } from '../agent/helpers.js';
@@ -158,6 +159,25 @@ describe('defineTool with Standard Schema (issue 12)', () => {
     expect((await callWith(tool, { n: 'x' })).text).toBe('Invalid arguments for tool "z3": arguments.n: Expected number, received string');
     expect((await callWith(tool, { n: 2 })).text).toBe('ran');
     expect(calls).toEqual([{ n: 2 }]);
+  });
+
+  it('arktype: validated through ~standard, JSON Schema from its own converter', async () => {
+    const schema = type({ city: 'string >= 2', 'days?': '1 <= number.integer <= 7' });
+    const { tool, calls } = recorder('forecast', schema);
+    const bad = await callWith(tool, { city: 'Oslo', days: 9 });
+    expect(bad.isError).toBe(true);
+    expect(bad.text).toContain('arguments.days');
+    expect((await callWith(tool, { city: 'Oslo', days: 3 })).text).toBe('ran');
+    expect(calls).toEqual([{ city: 'Oslo', days: 3 }]);
+    expect(tool.parameters).toMatchObject({ type: 'object', properties: { days: { type: 'integer', maximum: 7 } }, required: ['city'] });
+  });
+
+  it('execute gets the schema\'s output type (checked by the type-check): valibot and arktype', () => {
+    const vb = v.object({ city: v.string() });
+    const ark = type({ n: 'number' });
+    const a = defineTool({ name: 'vt', description: 'x', parameters: vb, jsonSchema: toJsonSchema(vb) as JsonSchema, execute: ({ city }) => city.toUpperCase() });
+    const b = defineTool({ name: 'at', description: 'x', parameters: ark, execute: ({ n }) => (n + 1).toFixed(0) });
+    expect([a.name, b.name]).toEqual(['vt', 'at']);
   });
 
   it('a zod schema older than 3.24 (no ~standard) is refused by name, not sent as a JSON Schema', () => {
