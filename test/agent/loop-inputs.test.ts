@@ -53,6 +53,18 @@ describe('input filters and steering (issue 12)', () => {
     expect(agentEnd(all).messages).toEqual([]);
   });
 
+  it('steering queued before a prompted run and rejected at the first checkpoint: the prompt\'s turn alone runs', async () => {
+    const steering = new MessageQueue();
+    steering.push(userMessage('my password', 0));
+    const cfg = config([{ text: 'answer' }, { text: 'never' }], { steering, inputFilters: [noSecrets] });
+    const all = await events(agentLoop([userMessage('hi', 0)], context([]), cfg));
+    expect(cfg.provider.requests).toHaveLength(1);
+    expect(cfg.provider.requests[0]!.messages.map((m) => textOf(m as never))).toEqual(['hi']);
+    expect(all.filter((e) => e.type !== 'MessageUpdate').map((e) => e.type)).toEqual([
+      'AgentStart', 'InputRejected', 'TurnStart', 'MessageStart', 'MessageEnd', 'MessageStart', 'MessageEnd', 'TurnEnd', 'AgentEnd',
+    ]);
+  });
+
   it('the first Reject short-circuits: later filters are not consulted', async () => {
     const consulted: string[] = [];
     const later = (m: AgentMessage) => (consulted.push(textOf(m as never)), InputVerdict.pass());
