@@ -1,5 +1,6 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { StreamEvent } from '../types/provider.js';
+import type { StreamReset } from './resume-retry.js';
 import type { AgentEvent, StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 
@@ -15,9 +16,11 @@ export interface ToMessageEventsOptions {
 /**
  * Turns a provider stream into the assistant message's lifecycle events: one MessageStart,
  * a MessageUpdate per delta, one MessageEnd with the final message. Each event carries the
- * message as the provider's stream event does: from phi-rx's providers an immutable snapshot. A stream that is retried
+ * message as the provider's stream event does: from phi-rx's providers an immutable snapshot.
+ * A stream that is retried
  * (a second `start`) keeps the single lifecycle: the UI sees one message whose partial is
- * replaced. Per delta it allocates only the event itself.
+ * replaced; a `reset` from `resumeRetry` becomes a MessageReset. Per delta it allocates only the
+ * event itself.
  *
  * ```
  * source:  -s-t-t-d|     (s: start, t: textDelta, d: done)
@@ -28,7 +31,7 @@ export interface ToMessageEventsOptions {
  * @example
  * provider(request, {}).pipe(toMessageEvents({ loopId, now: () => Date.now() })).subscribe(render);
  */
-export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent, AgentEvent> {
+export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent | StreamReset, AgentEvent> {
   const { loopId, now, onPartial, onEnd } = options;
   return (source) => new Observable<AgentEvent>((subscriber) => {
       let started = false;
@@ -42,8 +45,14 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
         onPartial?.(message);
         subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
       };
-      const next = (e: StreamEvent): void => {
+      const next = (e: StreamEvent | StreamReset): void => {
           switch (e.type) {
+            case 'reset':
+              // A retry diverged from what was shown (see resumeRetry): the UI starts over from e.message.
+              if (!started) start(e.message);
+              onPartial?.(e.message);
+              subscriber.next({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
+              return;
             case 'start':
               start(e.partial);
               return;
@@ -72,7 +81,7 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
           }
       };
       // A throw in a callback (onPartial, onEnd) fails the stream, as in any RxJS operator.
-      const guardedNext = (e: StreamEvent): void => {
+      const guardedNext = (e: StreamEvent | StreamReset): void => {
         try {
           next(e);
         } catch (error) {
