@@ -12,6 +12,8 @@ import type { OpenApiConfig, OperationFilter } from './config.js';
 import { OpenApiError } from './errors.js';
 import { callOperation, prepareRequest } from './http-call.js';
 import { listOperations } from './operations.js';
+import { argumentsValidator } from './validate-args.js';
+import type { SchemaDraft } from '@cfworker/json-schema';
 import type { OpenApiDocument, OperationSpec } from './operations.js';
 import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 
@@ -150,9 +152,14 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
     if (name !== (settings.namePrefix ? `${settings.namePrefix}__${op.operationId}` : op.operationId)) {
       warnings.push(`${op.operationId} (${op.method} ${op.path}): tool named "${name}" (tool names allow 1-64 characters of [a-zA-Z0-9_-])`);
     }
-    return operationTool(op, name, baseUrl, settings);
+    return operationTool(op, name, baseUrl, settings, schemaDraft(doc), source.label);
   });
   return { tools, warnings, baseUrl, title: doc.info?.title, version: doc.info?.version, settings };
+}
+
+/** OpenAPI 3.1 schemas are JSON Schema 2020-12; 3.0 and Swagger 2.0 schemas are draft-04 dialects. */
+function schemaDraft(doc: OpenApiDocument): SchemaDraft {
+  return doc.openapi?.startsWith('3.1') ? '2020-12' : '4';
 }
 
 function tryBaseUrl(doc: OpenApiDocument, settings: OpenApiSettings, source: Source): string | undefined {
@@ -188,7 +195,7 @@ function specServer(doc: OpenApiDocument, source: Source): string | undefined {
   return source.httpBase ? basePath || '/' : undefined;
 }
 
-function operationTool(op: OperationSpec, name: string, baseUrl: string, settings: OpenApiSettings): Tool {
+function operationTool(op: OperationSpec, name: string, baseUrl: string, settings: OpenApiSettings, draft: SchemaDraft, label: string): Tool {
   const required = [
     ...op.params.filter((p) => p.required).map((p) => p.argKey),
     ...(op.body?.required ? [op.body.argKey] : []),
@@ -196,6 +203,13 @@ function operationTool(op: OperationSpec, name: string, baseUrl: string, setting
   const properties: Record<string, JsonSchema> = Object.fromEntries(op.params.map((p) => [p.argKey, p.schema]));
   if (op.body) properties[op.body.argKey] = op.body.schema;
   const parameters: JsonSchema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+  const where = `${op.operationId} (${op.method} ${op.path})`;
+  let checkTypes: (args: unknown) => ArgsValidation<Record<string, unknown>>;
+  try {
+    checkTypes = argumentsValidator(parameters, draft, where);
+  } catch (error) {
+    throw new OpenApiError(label, `${errorMessage(error)} in ${label}`, { cause: error });
+  }
 
   return {
     name,
@@ -207,7 +221,7 @@ function operationTool(op: OperationSpec, name: string, baseUrl: string, setting
       if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'arguments must be a JSON object' };
       const missing = required.filter((key) => (value as Record<string, unknown>)[key] === undefined);
       if (missing.length > 0) return { ok: false, error: `missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
-      return { ok: true, value: value as Record<string, unknown> };
+      return checkTypes(value);
     },
     execute: (args, ctx) =>
       defer(() => callOperation(prepareRequest(op, args ?? {}, baseUrl, settings), settings, ctx.signal, ctx.scheduler)).pipe(
