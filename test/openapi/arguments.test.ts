@@ -104,7 +104,7 @@ describe('OpenAPI tools: path parameters and argument types', () => {
 
 describe.skipIf(!haveOpenApiFixtures)('OpenAPI argument validation compiles for every fixture spec', () => {
   const specs = haveOpenApiFixtures ? readdirSync(openApiFixtures).filter((f) => /\.ya?ml$/.test(f)) : [];
-  it.each(specs)('%s: every tool's schema compiles, validates an empty call and rejects a wrong type', async (name) => {
+  it.each(specs)('%s: every tool schema compiles, validates an empty call and rejects a wrong type', async (name) => {
     const { tools } = await openApiToolsFromFile(fixture(name), { baseUrl: 'http://127.0.0.1:9' });
     for (const tool of tools) {
       const props = Object.keys((tool.parameters as { properties?: object }).properties ?? {});
