@@ -132,13 +132,18 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
   // swagger-parser rewrites relative server URLs of a fetched spec and loses the port doing so;
   // keep the servers as written and resolve them ourselves.
   const servers = structuredClone((raw as OpenApiDocument).servers);
+  requirePaths(raw, source.label);
   let doc: OpenApiDocument;
+  const options = { resolve: { http: { safeUrlResolver: !settings.allowPrivateRefs } } };
   try {
     // validate() also dereferences, in place; the object is always our own copy.
     const api = raw as Exclude<Parameters<typeof SwaggerParser.validate>[1], string>;
-    doc = (source.base ? await SwaggerParser.validate(source.base, api, {}) : await SwaggerParser.validate(api)) as OpenApiDocument;
+    doc = (source.base ? await SwaggerParser.validate(source.base, api, options) : await SwaggerParser.validate(api, options)) as OpenApiDocument;
   } catch (error) {
-    throw new OpenApiError(source.label, `Invalid OpenAPI spec ${source.label}: ${errorMessage(error)}`, { cause: error });
+    const hint = refusedPrivateRef(error, settings)
+      ? ' ($refs to loopback and private-network URLs are refused by default; set allowPrivateRefs: true for a spec you trust)'
+      : '';
+    throw new OpenApiError(source.label, `Invalid OpenAPI spec ${source.label}: ${errorMessage(error)}${hint}`, { cause: error });
   }
   if (servers) doc.servers = servers;
 
@@ -155,6 +160,33 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
     return operationTool(op, name, baseUrl, settings, schemaDraft(doc), source.label);
   });
   return { tools, warnings, baseUrl, title: doc.info?.title, version: doc.info?.version, settings };
+}
+
+/** Without `paths` there is nothing to make tools of (the parser's own message would be "[object Object] is not valid"). */
+function requirePaths(raw: object, label: string): void {
+  const { paths, openapi, swagger } = raw as OpenApiDocument;
+  if (typeof openapi !== 'string' && typeof swagger !== 'string') {
+    throw new OpenApiError(label, `Invalid OpenAPI spec ${label}: it has neither an "openapi" nor a "swagger" version field`);
+  }
+  if (typeof paths !== 'object' || paths === null || Array.isArray(paths)) {
+    throw new OpenApiError(label, `Invalid OpenAPI spec ${label}: it has no "paths" object, so there are no operations to make tools of`);
+  }
+}
+
+/** A `$ref` the resolver would not fetch because its host is loopback or private. */
+function refusedPrivateRef(error: unknown, settings: OpenApiSettings): boolean {
+  if (settings.allowPrivateRefs) return false;
+  const url = /Unable to resolve \$ref pointer "(https?:\/\/[^"]+)"/.exec(errorMessage(error))?.[1];
+  return url !== undefined && isPrivateHost(new URL(url).hostname);
+}
+
+/** Loopback, private-network, link-local and unspecified hosts: what the resolver refuses by default. */
+function isPrivateHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    host === 'localhost' || host.endsWith('.localhost') || host === '::1' || host === '::' || /^f[cd][0-9a-f]{2}:/.test(host) || /^fe80:/.test(host) ||
+    /^(127|10|0)\./.test(host) || /^192\.168\./.test(host) || /^169\.254\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host)
+  );
 }
 
 /** OpenAPI 3.1 schemas are JSON Schema 2020-12; 3.0 and Swagger 2.0 schemas are draft-04 dialects. */
