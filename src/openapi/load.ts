@@ -242,23 +242,29 @@ function operationTool(op: OperationSpec, name: string, baseUrl: string, setting
   } catch (error) {
     throw new OpenApiError(label, `${errorMessage(error)} in ${label}`, { cause: error });
   }
+  const validate = (args: unknown): ArgsValidation<Record<string, unknown>> => {
+    const value = args ?? {};
+    if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'arguments must be a JSON object' };
+    const missing = required.filter((key) => (value as Record<string, unknown>)[key] === undefined);
+    if (missing.length > 0) return { ok: false, error: `missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
+    return checkTypes(value);
+  };
 
   return {
     name,
     label: op.summary ?? op.operationId,
     description: describe(op),
     parameters,
-    validate: (args: unknown): ArgsValidation<Record<string, unknown>> => {
-      const value = args ?? {};
-      if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'arguments must be a JSON object' };
-      const missing = required.filter((key) => (value as Record<string, unknown>)[key] === undefined);
-      if (missing.length > 0) return { ok: false, error: `missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
-      return checkTypes(value);
-    },
+    validate,
     execute: (args, ctx) =>
-      defer(() => callOperation(prepareRequest(op, args ?? {}, baseUrl, settings), settings, ctx.signal, ctx.scheduler)).pipe(
+      defer(() => {
+        // Also when called directly, not through the loop's validate(): bad arguments never reach the API.
+        const checked = validate(args);
+        if (!checked.ok) throw ToolError.invalidArgs(`${name}: ${checked.error}`);
+        return callOperation(prepareRequest(op, checked.value, baseUrl, settings), settings, ctx.signal, ctx.scheduler);
+      }).pipe(
         catchError((error: unknown) => {
-          // A request that cannot be built (missing path parameter) is the model's to fix; cancellation is not.
+          // Invalid arguments, or a request that cannot be built (a dot-segment path parameter), are the model's to fix; cancellation is not.
           if (error instanceof ToolError && error.kind === 'invalidArgs') {
             return of<ToolResult>({ content: [{ type: 'text', text: settings.redact(error.message) }], isError: true });
           }

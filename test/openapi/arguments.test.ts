@@ -89,6 +89,12 @@ describe('OpenAPI tools: path parameters and argument types', () => {
     expect(validate({ limit: 1 })).toEqual({ ok: false, error: 'missing required argument: body' });
   });
 
+  it('called directly (not through the loop), a call with wrong types is an error result and sends nothing', async () => {
+    const result = await resultOf(byName(tools, 'addPet'), { body: { name: 'Rex' }, limit: 'ten' });
+    expect(result).toEqual({ isError: true, content: [{ type: 'text', text: expect.stringMatching(/^addPet: invalid arguments: \/limit: /) }] });
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('in a run, a call with wrong types is an error result for the model and never reaches the server', async () => {
     const provider = scriptedProvider([
       { toolCalls: [{ name: 'addPet', arguments: { body: { name: ['Rex'] }, limit: '5' } }] },
