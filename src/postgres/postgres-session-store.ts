@@ -212,5 +212,6 @@ function checkIdentifier(option: string, value: string): string {
 }
 
 function isPgError(e: unknown): e is Error & { code: string } {
-  return e instanceof Error && typeof (e as { code?: unknown }).code === 'string' && /^[0-9A-Z]{5}$/.test((e as { code: string }).code);
+  const code: unknown = e instanceof Error ? (e as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code);
 }
