@@ -1,6 +1,6 @@
 import { Observable, type MonoTypeOperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import { seqKeyOf, XADD_NUMBERED, type RedisCommander } from './commands.js';
+import { seqKeyOf, XADD_NUMBERED, XADD_NUMBERED_SHA, type RedisCommander } from './commands.js';
 
 export interface AppendToStreamOptions {
   /** The stream keeps about this many newest entries (`XADD … MAXLEN ~ n`). Default 10 000. */
@@ -27,7 +27,7 @@ export class StreamAppendError extends Error {
  * errors) downstream only once those are stored. The stream is bounded with `MAXLEN ~ maxLen`.
  *
  * Appends are sent as events arrive, without waiting for each reply: the client's one connection
- * keeps them in order. A failed `XADD` errors the run with StreamAppendError (nothing is skipped).
+ * keeps them in order (one `EVALSHA` each; the script is loaded when the run is subscribed). A failed `XADD` errors the run with StreamAppendError (nothing is skipped).
  * Unsubscribing (a worker stopping a run) appends nothing: another worker may continue the stream.
  *
  * ```
@@ -43,11 +43,13 @@ export function appendToStream(client: RedisCommander, streamKey: string, option
   const maxLen = String(options.maxLen ?? 10_000);
   if (!/^[1-9]\d*$/.test(maxLen)) throw new TypeError(`appendToStream: maxLen must be a positive integer, got ${String(options.maxLen)}`);
   const xadd = (fields: string[]): Promise<unknown> =>
-    client.sendCommand(['EVAL', XADD_NUMBERED, '2', streamKey, seqKeyOf(streamKey), maxLen, ...fields]);
+    client.sendCommand(['EVALSHA', XADD_NUMBERED_SHA, '2', streamKey, seqKeyOf(streamKey), maxLen, ...fields]);
 
   return (source) =>
     new Observable<AgentEvent>((subscriber) => {
-      let last: Promise<unknown> = Promise.resolve();
+      // Loaded once per run, sent ahead of the first EVALSHA on the same connection.
+      let last: Promise<unknown> = client.sendCommand(['SCRIPT', 'LOAD', XADD_NUMBERED]);
+      last.catch((cause: unknown) => subscriber.error(new StreamAppendError(streamKey, 'SCRIPT LOAD', { cause })));
       const append = (fields: string[], what: string): Promise<unknown> => {
         last = xadd(fields);
         last.catch((cause: unknown) => subscriber.error(new StreamAppendError(streamKey, what, { cause })));

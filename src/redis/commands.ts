@@ -61,6 +61,9 @@ export function checkStreamId(id: string, what: string): string {
 export const XADD_NUMBERED = `local n = redis.call('INCR', KEYS[2])
 return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', n, unpack(ARGV, 2))`;
 
+/** SHA-1 of XADD_NUMBERED, for `EVALSHA` (checked against Redis's own `SCRIPT LOAD` reply in the tests). */
+export const XADD_NUMBERED_SHA = '2837f17ee9d8ceb608c9fa165332e37de5f38c09';
+
 /** The counter key of a stream appended with XADD_NUMBERED. */
 export const seqKeyOf = (streamKey: string): string => `${streamKey}:seq`;
 

@@ -6,6 +6,7 @@ import {
   appendToStream, applyRunControl, readRunControl, readStream, sendRunControl, RemoteRunError, StreamAppendError, StreamTrimmedError,
   type ControllableAgent, type RedisCommander, type RunControl,
 } from '../../src/redis/index.js';
+import { XADD_NUMBERED, XADD_NUMBERED_SHA } from '../../src/redis/commands.js';
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { missingServer, startRedis, type RunningServer } from '../support/servers.js';
 
@@ -98,6 +99,11 @@ describe.skipIf(missing !== undefined)('Redis Streams relay against a real redis
     const err = await lastValueFrom(agent(script).prompt('hi').pipe(appendToStream(writer, run))).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StreamAppendError);
     expect(String(err)).toMatch(new RegExp(`XADD to Redis stream "${run}" failed for AgentStart: WRONGTYPE`));
+  });
+
+  it("numbers entries with a script whose SHA-1 is Redis's own", async () => {
+    const client = await connect();
+    expect(await client.sendCommand(['SCRIPT', 'LOAD', XADD_NUMBERED])).toBe(XADD_NUMBERED_SHA);
   });
 
   it('rejects a malformed resume id before touching Redis', async () => {
