@@ -18,6 +18,15 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
+/** Servers still running, killed if this process exits without stopping them (a crashed test or bench). */
+const running = new Map<ChildProcess, string>();
+process.once('exit', () => {
+  for (const [child, dir] of running) {
+    signalGroup(child, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** The directory holding `initdb` and `postgres`, or undefined. */
@@ -102,6 +111,7 @@ export async function startRedis(): Promise<RunningServer> {
 
 /** Resolves with a `stop` once `ready` appears in the server's output; rejects if it exits first. */
 function awaitReady(child: ChildProcess, dir: string, ready: RegExp, name: string): Promise<() => Promise<void>> {
+  running.set(child, dir);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) {
@@ -111,6 +121,7 @@ function awaitReady(child: ChildProcess, dir: string, ready: RegExp, name: strin
       await exited;
       clearTimeout(killer);
     }
+    running.delete(child);
     rmSync(dir, { recursive: true, force: true });
   };
   return new Promise((resolve, reject) => {
@@ -128,6 +139,7 @@ function awaitReady(child: ChildProcess, dir: string, ready: RegExp, name: strin
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
     child.once('exit', (code, signal) => {
+      running.delete(child);
       rmSync(dir, { recursive: true, force: true });
       reject(new Error(`${name} exited before it was ready (${code ?? signal}): ${output}`));
     });
