@@ -55,14 +55,22 @@ export function checkStreamId(id: string, what: string): string {
 }
 
 /**
- * Appends one entry numbered by a counter kept next to the stream (`<key>:seq`), atomically
- * (one script), so that readers can tell a gap from a quiet stream. Replies with the entry id.
+ * Appends entries numbered by a counter kept next to the stream (`<key>:seq`), atomically (one
+ * script), so that readers can tell a gap from a quiet stream. ARGV: maxLen, then per entry the
+ * count of its field/value strings and those strings. Replies with the last entry's id.
  */
-export const XADD_NUMBERED = `local n = redis.call('INCR', KEYS[2])
-return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', n, unpack(ARGV, 2))`;
+export const XADD_NUMBERED = `local i = 2
+local last
+while i <= #ARGV do
+  local count = tonumber(ARGV[i])
+  local n = redis.call('INCR', KEYS[2])
+  last = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'seq', n, unpack(ARGV, i + 1, i + count))
+  i = i + 1 + count
+end
+return last`;
 
 /** SHA-1 of XADD_NUMBERED, for `EVALSHA` (checked against Redis's own `SCRIPT LOAD` reply in the tests). */
-export const XADD_NUMBERED_SHA = '2837f17ee9d8ceb608c9fa165332e37de5f38c09';
+export const XADD_NUMBERED_SHA = '43f14f251e9aa4e7b4d6db20f2ff40447c4a7f25';
 
 /** The counter key of a stream appended with XADD_NUMBERED. */
 export const seqKeyOf = (streamKey: string): string => `${streamKey}:seq`;
