@@ -81,19 +81,25 @@ describe.skipIf(!haveTmux)('phi-rx run in a terminal (tmux)', () => {
   });
 
   it('a second Ctrl-C exits at once while the aborted run is still shutting down', async () => {
-    // The bash tool's command ignores SIGTERM: after the abort, its process group lives on until
-    // the SIGKILL a second later, and the CLI with it. The second Ctrl-C does not wait for that.
+    // The config's MCP server ignores SIGINT, SIGTERM and the end of its stdin: after the abort,
+    // closing it takes about 4 s (stdin, then SIGTERM, then SIGKILL). The second Ctrl-C does not wait.
     const config = path.join(dir, 'stubborn.toml');
-    await writeFile(config, 'tools = ["bash"]\n[model]\nprovider = "scripted"\nid = "demo"\n');
-    const turns = await script('stubborn.json', [{ toolCalls: [{ name: 'bash', arguments: { command: "trap '' TERM; sleep 3" } }] }, { text: 'never' }]);
+    const server = path.join(repoRoot, 'test/cli/fixtures/stubborn-server.ts');
+    await writeFile(
+      config,
+      `[model]\nprovider = "scripted"\nid = "demo"\n\n[mcpServers.slow]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ["--import", "tsx", ${JSON.stringify(server)}]\ncwd = ${JSON.stringify(repoRoot)}\n`,
+    );
+    const turns = await script('stubborn.json', [{ toolCalls: [{ name: 'slow__wait' }] }, { text: 'never' }]);
     term = new Terminal(command(['run', '--config', config, '--script', turns, 'run it']), repoRoot);
-    await term.waitFor((s) => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] bash\(/.test(s), 'the bash tool running');
+    await term.waitFor((s) => /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] slow__wait\(/.test(s), 'the MCP tool running');
     term.press('C-c');
     await term.waitFor((s) => s.includes('■ aborted'), 'the aborted run’s summary');
-    expect(term.exitStatus()).toBeUndefined();
+    expect(term.exitStatus()).toBeUndefined(); // still closing the MCP server
     term.press('C-c');
-    expect(await term.exited()).toBe(130);
-    expect(term.screen()).toContain('Exiting.');
+    expect(await term.exited(3_000)).toBe(130);
+    const screen = term.screen();
+    expect(screen).toContain('Exiting.');
+    expect(screen).not.toMatch(/session \S+ saved/); // it did not wait for the rest of the shutdown
   });
 
   it('a failed run shows the error and exits 1', async () => {

@@ -35,7 +35,7 @@ export class Terminal {
 
   /** The command's exit status once it has exited, else undefined. */
   exitStatus(): number | undefined {
-    const found = /^\[exit (\d+)\]$/m.exec(this.screen());
+    const found = /\[exit (\d+)\]$/m.exec(this.screen());
     return found ? Number(found[1]) : undefined;
   }
 
