@@ -93,6 +93,8 @@ export class AgentTracing {
   /** Ends what is still open for these loops (the subscriber left before AgentEnd). */
   close(loopIds: Iterable<string>, time: number): void {
     for (const loopId of loopIds) {
+      const group = this.branches.get(loopId);
+      if (group) this.endGroup(group.span, time, 'cancelled');
       for (const [key, tool] of this.tools) {
         if (!key.startsWith(`${loopId}/`)) continue;
         fail(tool.span, 'cancelled');
@@ -239,8 +241,13 @@ export class AgentTracing {
     const group = this.branches.get(e.selectedLoopId);
     if (!group) return;
     group.span.setAttributes({ 'phi_rx.parallel.selected_loop_id': e.selectedLoopId, 'phi_rx.parallel.selected_index': e.selectedConfigIndex });
-    group.span.end(at(e.timestamp));
-    for (const [loopId, branch] of this.branches) if (branch.span === group.span) this.branches.delete(loopId);
+    this.endGroup(group.span, e.timestamp);
+  }
+
+  private endGroup(span: Span, time: number, errorType?: string): void {
+    if (errorType) fail(span, errorType);
+    span.end(at(time));
+    for (const [loopId, branch] of this.branches) if (branch.span === span) this.branches.delete(loopId);
   }
 }
 

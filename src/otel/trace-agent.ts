@@ -5,7 +5,8 @@ import { AgentTracing, type AgentTracingOptions } from './agent-tracing.js';
 /**
  * Records OpenTelemetry spans and metrics for the agent events passing through, and passes every
  * event on unchanged. Spans start and end at the events' timestamps. If the subscriber leaves
- * before a run's AgentEnd, the spans of that run still open end there, marked `cancelled`.
+ * before a run's AgentEnd, the spans of that run still open end at the last event's timestamp,
+ * marked `error.type = cancelled`.
  *
  * ```
  * source:  -A-T-S-M-E-N-Z|     A: AgentStart, T: TurnStart, S: MessageStart, M: MessageEnd,

@@ -100,6 +100,23 @@ describe('traceAgent', () => {
     const agent = h.one('invoke_agent');
     expect(agent.attributes['error.type']).toBe('cancelled');
     expect(agent.ended).toBe(true);
+    expect(ms(agent.endTime)).toBe(0); // the time of the last event seen
+  });
+
+  it('a parallel run left mid-way ends its group span and every branch as cancelled', () => {
+    const h = open();
+    testScheduler().run(({ cold, flush }) => {
+      const agent = new BasicAgent({ model: scriptedModel(), provider: scriptedProvider([]), tracing: h.tracing });
+      const slow = (text: string) => scriptedProvider([{ text, delay: 50 }]);
+      const sub = agent.promptParallel('go', [{ provider: slow('a'), configId: 'a' }, { provider: slow('b'), configId: 'b' }], Evaluation.PickFirst).subscribe();
+      cold('10ms x').subscribe(() => sub.unsubscribe());
+      flush();
+    });
+    const group = h.spans().find((s) => s.attributes['phi_rx.parallel.branches'] === 2)!;
+    expect(group.attributes['error.type']).toBe('cancelled');
+    const branches = h.spans().filter((s) => s.attributes['phi_rx.parallel.branch_index'] !== undefined);
+    expect(branches).toHaveLength(2);
+    for (const branch of branches) expect(branch.attributes['error.type']).toBe('cancelled');
   });
 
   it('records gen_ai.client.token.usage and gen_ai.client.operation.duration per model call', async () => {
