@@ -31,6 +31,8 @@ interface LoopSpan {
   callStart: number;
   /** 0 for a first attempt, N for the Nth retry. */
   attempt: number;
+  /** The model of this loop's calls, once a message named it (failed attempts before any output do not). */
+  model?: { provider: string; id: string };
 }
 
 interface ToolSpan {
@@ -83,6 +85,7 @@ export class AgentTracing {
       case 'TurnStart': return this.markCallStart(event.loopId, event.timestamp);
       case 'CompactionEnd': return this.markCallStart(event.loopId, event.timestamp);
       case 'RetryScheduled': return this.failedAttempt(event);
+      case 'MessageStart': return event.message.role === 'assistant' ? this.modelSeen(event.loopId, event.message) : undefined;
       case 'MessageEnd': return event.message.role === 'assistant' ? this.modelCall(event.loopId, event.message, event.timestamp) : undefined;
       case 'ToolExecutionStart': return this.toolStart(event);
       case 'ToolExecutionEnd': return this.toolEnd(event);
@@ -152,14 +155,24 @@ export class AgentTracing {
     loop.attempt = 0;
   }
 
+  private modelSeen(loopId: string, message: AssistantMessage): void {
+    const loop = this.loops.get(loopId);
+    if (loop) loop.model = { provider: message.provider, id: message.model };
+  }
+
   /** A retry was scheduled: the attempt that failed becomes its own failed `chat` span. */
   private failedAttempt(e: EventOf<'RetryScheduled'>): void {
     const loop = this.loops.get(e.loopId);
     if (!loop) return;
-    const span = this.tracer.startSpan('chat', { kind: SpanKind.CLIENT, startTime: at(loop.callStart), attributes: { 'gen_ai.operation.name': 'chat', 'phi_rx.retry.attempt': loop.attempt } }, loop.context);
+    const known: Attributes = loop.model ? { 'gen_ai.provider.name': loop.model.provider, 'gen_ai.request.model': loop.model.id } : {};
+    const span = this.tracer.startSpan(loop.model ? `chat ${loop.model.id}` : 'chat', {
+      kind: SpanKind.CLIENT,
+      startTime: at(loop.callStart),
+      attributes: { 'gen_ai.operation.name': 'chat', ...known, 'phi_rx.retry.attempt': loop.attempt },
+    }, loop.context);
     fail(span, e.errorKind, e.errorMessage);
     span.end(at(e.timestamp));
-    this.duration.record(seconds(loop.callStart, e.timestamp), { 'gen_ai.operation.name': 'chat', 'error.type': e.errorKind });
+    this.duration.record(seconds(loop.callStart, e.timestamp), { 'gen_ai.operation.name': 'chat', ...known, 'error.type': e.errorKind });
     loop.callStart = e.timestamp + e.delayMs;
     loop.attempt = e.attempt;
   }
@@ -167,6 +180,7 @@ export class AgentTracing {
   private modelCall(loopId: string, message: AssistantMessage, time: number): void {
     const loop = this.loops.get(loopId);
     if (!loop) return;
+    loop.model = { provider: message.provider, id: message.model };
     const metricAttributes: Attributes = {
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': message.provider,

@@ -11,15 +11,17 @@ let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'phi-rx-otel-'));
-  // A resolve hook lists every package a step loads.
+  // A resolve hook lists every package a step loads. It runs on the loaders' thread: it writes to
+  // fd 2 synchronously, so each line is out before the import it resolves goes on.
   await writeFile(
     path.join(dir, 'hook.mjs'),
     `import { register } from 'node:module';
 register('data:text/javascript,' + encodeURIComponent(\`
+import { writeSync } from 'node:fs';
 export async function resolve(specifier, context, next) {
   const resolved = await next(specifier, context);
   const found = /node_modules\\\\/((?:@[^/]+\\\\/)?[^/]+)/.exec(resolved.url);
-  if (found) process.stderr.write('package ' + found[1] + '\\\\n');
+  if (found) writeSync(2, 'package ' + found[1] + '\\\\n');
   return resolved;
 }\`));
 `,
@@ -27,11 +29,12 @@ export async function resolve(specifier, context, next) {
   const src = (file: string): string => JSON.stringify(pathToFileURL(path.join(repoRoot, 'src', file)).href);
   await writeFile(
     path.join(dir, 'steps.mts'),
-    `const phi = await import(${src('index.ts')});
+    `import { writeSync } from 'node:fs';
+const phi = await import(${src('index.ts')});
 new phi.BasicAgent({ model: phi.anthropic('claude-sonnet-4') });
-process.stderr.write('step root\\n');
+writeSync(2, 'step root\\n');
 await import(${src('otel/index.ts')});
-process.stderr.write('step otel\\n');
+writeSync(2, 'step otel\\n');
 `,
   );
 });

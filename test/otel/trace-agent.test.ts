@@ -82,6 +82,16 @@ describe('traceAgent', () => {
     expect(agent.status.code).not.toBe(SpanStatusCode.ERROR);
   });
 
+  it('a failed attempt in a later turn is named after the model the loop has been calling', async () => {
+    const h = open();
+    const script = [{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 1 } }] }, { error: new ProviderError('network', 'reset') }, { text: '2' }];
+    await lastValueFrom(agentLoop([userMessage('1+1', 0)], context([addTool]), config(script, { retry: { maxRetries: 1, initialDelayMs: 1, jitter: 0 } })).pipe(traceAgent(h.tracing), toArray()));
+    const failed = h.spans().find((s) => s.attributes['error.type'] === 'network')!;
+    expect(failed.name).toBe('chat scripted-model');
+    expect(failed.attributes).toMatchObject({ 'gen_ai.provider.name': 'scripted', 'gen_ai.request.model': 'scripted-model', 'phi_rx.retry.attempt': 0 });
+    expect(h.named('chat scripted-model')).toHaveLength(3);
+  });
+
   it('a failed run marks its chat and invoke_agent spans with error.type', async () => {
     const h = open();
     await lastValueFrom(agentLoop([userMessage('hi', 0)], context(), config([{ error: new ProviderError('auth', 'bad key') }])).pipe(traceAgent(h.tracing), toArray()));
