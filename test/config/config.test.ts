@@ -11,6 +11,7 @@ import { scriptedProvider } from '../../src/testing/index.js';
 import type { AgentEvent } from '../../src/index.js';
 import { addTool } from '../agent/helpers.js';
 import { repoRoot, testServer } from '../mcp/helpers.js';
+import { fixture, haveOpenApiFixtures } from '../openapi/fixtures.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -185,6 +186,17 @@ describe('createAgentFromConfig', () => {
     const e = await failure(createAgentFromConfig(await file('mcp-bad.toml', toml), { provider: scriptedProvider([]) }));
     expect(e).toMatchObject({ keyPath: 'mcpServers.broken', line: 5 });
   }, 30_000);
+
+  it.skipIf(!haveOpenApiFixtures)('adds the operations of the OpenAPI specs it lists, filtered', async () => {
+    const spec = fixture('oai__petstore.yaml');
+    const yaml = `model: { provider: scripted, id: m }\nopenapi:\n  - spec: ${JSON.stringify(spec)}\n    operationIds: [listPets, showPetById]\n    namePrefix: pets\n    baseUrl: http://127.0.0.1:9/v1\n`;
+    const { agent, close } = await createAgentFromConfig(await file('openapi.yaml', yaml), { provider: scriptedProvider([]) });
+    await close();
+    expect(agent.toolList.map((t) => t.name).sort()).toEqual(['pets__listPets', 'pets__showPetById']);
+    const both = yaml.replace('    namePrefix', '    tags: [pets]\n    namePrefix');
+    const e = await failure(createAgentFromConfig(await file('openapi-both.yaml', both), { provider: scriptedProvider([]) }));
+    expect(e).toMatchObject({ keyPath: 'openapi[0].tags', line: 5, problem: 'give one of operationIds, tags or pathPrefix, not operationIds and tags' });
+  });
 
   describe('secrets from the environment', () => {
     let server: Server;
