@@ -1,4 +1,4 @@
-import { asyncScheduler, defer, finalize, lastValueFrom, type Observable, type SchedulerLike, Subject, tap, filter } from 'rxjs';
+import { asyncScheduler, defer, finalize, lastValueFrom, type MonoTypeOperatorFunction, type Observable, type SchedulerLike, Subject, tap, filter } from 'rxjs';
 import type { AgentEndEvent, AgentEvent } from '../types/events.js';
 import { type AgentMessage, userMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
@@ -29,6 +29,8 @@ export interface BasicAgentOptions extends AgentRunOptions {
   followUpMode?: QueueMode;
   agentId?: string;
   sessionId?: string;
+  /** Traces every run (`new AgentTracing()` from `phi-rx/otel`, or anything with a `trace()` operator). */
+  tracing?: { trace(): MonoTypeOperatorFunction<AgentEvent> };
 }
 
 export type PromptInput = string | AgentMessage | readonly AgentMessage[];
@@ -387,7 +389,7 @@ export class BasicAgent {
 
   /** The loop config every run gets; exposed for integrations (parallel branches, sub-agents). */
   loopConfig(signal?: AbortSignal): AgentLoopConfig {
-    const { systemPrompt: _s, tools: _t, steeringMode: _sm, followUpMode: _fm, agentId: _a, sessionId: _si, ...loop } = this.options;
+    const { systemPrompt: _s, tools: _t, steeringMode: _sm, followUpMode: _fm, agentId: _a, sessionId: _si, tracing: _tr, ...loop } = this.options;
     return { ...loop, steering: this.steering, followUp: this.followUps, ...(signal ? { signal } : {}) };
   }
 
@@ -428,7 +430,7 @@ export class BasicAgent {
     this.streaming = true;
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
-    return run$.pipe(
+    return (this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$).pipe(
       tap((event) => {
         onEvent(event);
         this.eventsSubject.next(event);

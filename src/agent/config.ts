@@ -20,6 +20,8 @@ export interface AgentContext {
   /** `{sessionId}.{configId}.{N}`; BasicAgent sets it, a direct caller may (else a fresh id is used). */
   loopId?: string;
   parentLoopId?: string;
+  /** The tool call that started this loop (sub-agents set it); carried on AgentStart. */
+  parentToolCallId?: string;
   continuationKind?: ContinuationKind;
 }
 

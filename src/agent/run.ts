@@ -170,6 +170,7 @@ export class Run {
       sessionId: this.sessionId,
       loopId: this.loopId,
       ...(c.parentLoopId ? { parentLoopId: c.parentLoopId } : {}),
+      ...(c.parentToolCallId ? { parentToolCallId: c.parentToolCallId } : {}),
       ...(c.continuationKind ? { continuationKind: c.continuationKind } : {}),
       timestamp: this.now(),
       ...(this.config.metadata !== undefined ? { metadata: this.config.metadata } : {}),

@@ -58,6 +58,7 @@ export function subAgentTool(options: SubAgentOptions): Tool<z.output<typeof Sub
           sessionId,
           loopId: childLoopId,
           parentLoopId: ctx.loopId,
+          parentToolCallId: ctx.toolCallId,
         },
         {
           scheduler: ctx.scheduler,

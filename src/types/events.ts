@@ -15,6 +15,8 @@ export interface AgentStartEvent {
   sessionId: string;
   loopId: string;
   parentLoopId?: string;
+  /** The tool call that started this loop (sub-agents): its id in the loop `parentLoopId`. */
+  parentToolCallId?: string;
   continuationKind?: ContinuationKind;
   timestamp: number;
   metadata?: unknown;

@@ -1,0 +1,177 @@
+import type { AgentEvent, EventOf } from '../types/events.js';
+import { textOf, type AssistantMessage } from '../types/message.js';
+import type { ModelConfig } from '../types/provider.js';
+import { Usage } from '../types/usage.js';
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+export interface Output {
+  write(text: string): unknown;
+}
+
+export interface RendererOptions {
+  /** A terminal: colours, a spinner redrawn in place. Else plain lines. */
+  tty: boolean;
+  /** For the cost line. */
+  model?: ModelConfig;
+}
+
+interface RunningTool {
+  name: string;
+  startedAt: number;
+  progress: string;
+}
+
+/**
+ * Renders agent events for a person at a terminal: streamed text, tool calls with a spinner and
+ * their progress, retries, compaction, and usage and cost at the end.
+ */
+export class TerminalRenderer {
+  private readonly tools = new Map<string, RunningTool>();
+  private spinner: ReturnType<typeof setInterval> | undefined;
+  private frame = 0;
+  private spinnerShown = false;
+  private streamed = false;
+  /** The cursor is not at the start of a line. */
+  private midLine = false;
+
+  constructor(
+    private readonly out: Output,
+    private readonly options: RendererOptions,
+  ) {}
+
+  event(e: AgentEvent): void {
+    switch (e.type) {
+      case 'MessageUpdate':
+        if (e.delta.type === 'text') this.text(e.delta.delta);
+        return;
+      case 'MessageEnd':
+        if (e.message.role === 'assistant') this.assistantEnd(e.message);
+        return;
+      case 'ToolExecutionStart':
+        this.endLine();
+        this.tools.set(e.toolCallId, { name: `${e.toolName}${summary(e.args)}`, startedAt: e.timestamp, progress: '' });
+        if (!this.options.tty) this.line(`→ ${e.toolName}${summary(e.args)}`);
+        return this.redraw();
+      case 'ProgressMessage': {
+        const tool = this.tools.get(e.toolCallId);
+        if (tool) tool.progress = e.text;
+        if (!this.options.tty) this.line(`  … ${e.text}`);
+        return this.redraw();
+      }
+      case 'ToolExecutionEnd':
+        return this.toolEnd(e);
+      case 'RetryScheduled':
+        this.endLine();
+        return this.line(this.paint('33', `↻ retry ${e.attempt} in ${e.delayMs} ms (${e.errorKind}: ${e.errorMessage})`));
+      case 'CompactionEnd':
+        this.endLine();
+        return this.line(this.paint('2', `⇣ context compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`));
+      case 'HookError':
+        this.endLine();
+        return this.line(this.paint('33', `! ${e.hook} failed: ${e.message}`));
+      case 'InputRejected':
+        this.endLine();
+        return this.line(this.paint('31', `✗ input rejected: ${e.reason}`));
+      case 'AgentEnd':
+        return this.agentEnd(e);
+      default:
+        return undefined;
+    }
+  }
+
+  /** Stops the spinner (call when the run is over, however it ended). */
+  close(): void {
+    if (this.spinner) clearInterval(this.spinner);
+    this.spinner = undefined;
+    this.clearSpinner();
+  }
+
+  private text(delta: string): void {
+    this.clearSpinner();
+    this.out.write(delta);
+    this.streamed = true;
+    this.midLine = !delta.endsWith('\n');
+  }
+
+  private assistantEnd(message: AssistantMessage): void {
+    // A replayed session has no deltas: the text arrives whole.
+    if (!this.streamed) {
+      const text = textOf(message);
+      if (text) this.text(text);
+    }
+    this.streamed = false;
+    this.endLine();
+    if (message.stopReason === 'error') this.line(this.paint('31', `✗ ${message.errorMessage ?? 'the model call failed'}`));
+  }
+
+  private toolEnd(e: EventOf<'ToolExecutionEnd'>): void {
+    const tool = this.tools.get(e.toolCallId);
+    this.tools.delete(e.toolCallId);
+    this.clearSpinner();
+    const ms = tool ? ` ${e.timestamp - tool.startedAt} ms` : '';
+    const label = tool?.name ?? e.toolName;
+    if (e.isError) this.line(this.paint('31', `✗ ${label}${ms}: ${firstLine(textOf(e.result))}`));
+    else this.line(`${this.paint('32', '✓')} ${label}${this.paint('2', ms)}`);
+    this.redraw();
+  }
+
+  private agentEnd(e: EventOf<'AgentEnd'>): void {
+    this.close();
+    this.endLine();
+    const turns = e.messages.filter((m) => m.role === 'assistant').length;
+    const cost = this.options.model?.cost ? ` · $${Usage.estimatedCost(e.usage, this.options.model.cost).toFixed(4)}` : '';
+    const how = e.stopReason === 'aborted' ? this.paint('33', '■ aborted') : e.stopReason === 'error' ? this.paint('31', '✗ error') : `● ${e.stopReason}`;
+    this.line(`${how} · ${turns} turn${turns === 1 ? '' : 's'} · ${e.usage.input} in / ${e.usage.output} out tokens${cost}`);
+  }
+
+  private redraw(): void {
+    if (!this.options.tty) return;
+    if (this.tools.size === 0) {
+      if (this.spinner) clearInterval(this.spinner);
+      this.spinner = undefined;
+      return this.clearSpinner();
+    }
+    this.spinner ??= setInterval(() => {
+      this.frame = (this.frame + 1) % SPINNER.length;
+      this.drawSpinner();
+    }, 80);
+    this.drawSpinner();
+  }
+
+  private drawSpinner(): void {
+    const tools = [...this.tools.values()];
+    const progress = tools.map((t) => t.progress).filter(Boolean).at(-1);
+    this.out.write(`\r\x1b[2K${this.paint('36', SPINNER[this.frame]!)} ${tools.map((t) => t.name).join(', ')}${progress ? this.paint('2', ` — ${progress}`) : ''}`);
+    this.spinnerShown = true;
+  }
+
+  private clearSpinner(): void {
+    if (!this.spinnerShown) return;
+    this.out.write('\r\x1b[2K');
+    this.spinnerShown = false;
+  }
+
+  private endLine(): void {
+    if (this.midLine) this.out.write('\n');
+    this.midLine = false;
+  }
+
+  private line(text: string): void {
+    this.clearSpinner();
+    this.out.write(`${text}\n`);
+  }
+
+  private paint(code: string, text: string): string {
+    return this.options.tty ? `\x1b[${code}m${text}\x1b[0m` : text;
+  }
+}
+
+function summary(args: Record<string, unknown>): string {
+  const json = JSON.stringify(args);
+  return json === '{}' ? '()' : `(${json.length > 60 ? `${json.slice(0, 57)}...` : json})`;
+}
+
+function firstLine(text: string): string {
+  return text.split('\n')[0] ?? '';
+}

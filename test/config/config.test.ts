@@ -1,0 +1,234 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { lastValueFrom, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AgentConfigError, createAgentFromConfig, loadAgentConfig } from '../../src/config/index.js';
+import { FileSessionStore, recordSession, SessionRecorder } from '../../src/session/index.js';
+import { scriptedProvider } from '../../src/testing/index.js';
+import type { AgentEvent } from '../../src/index.js';
+import { addTool } from '../agent/helpers.js';
+import { repoRoot, testServer } from '../mcp/helpers.js';
+import { fixture, haveOpenApiFixtures } from '../openapi/fixtures.js';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'phi-rx-config-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function file(name: string, text: string): Promise<string> {
+  const at = path.join(dir, name);
+  await writeFile(at, text);
+  return at;
+}
+
+async function failure(promise: Promise<unknown>): Promise<AgentConfigError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(AgentConfigError);
+  return error as AgentConfigError;
+}
+
+const TOML = `name = "helper"
+systemPrompt = "Be brief."
+tools = ["add", "read_file"]
+steeringPolicy = "interrupt"
+temperature = 0.5
+
+[model]
+provider = "anthropic"
+id = "claude-sonnet-4-5"
+apiKey = "\${TEST_ANTHROPIC_KEY}"
+
+[limits]
+maxTurns = 4
+
+[retry]
+maxRetries = 1
+initialDelayMs = 10
+
+[compaction]
+maxContextTokens = 50000
+`;
+
+const YAML = `name: helper
+systemPrompt: Be brief.
+tools: [add, read_file]
+steeringPolicy: interrupt
+temperature: 0.5
+model:
+  provider: anthropic
+  id: claude-sonnet-4-5
+  apiKey: \${TEST_ANTHROPIC_KEY}
+limits:
+  maxTurns: 4
+retry:
+  maxRetries: 1
+  initialDelayMs: 10
+compaction:
+  maxContextTokens: 50000
+`;
+
+const JSON_TEXT = JSON.stringify(
+  {
+    name: 'helper', systemPrompt: 'Be brief.', tools: ['add', 'read_file'], steeringPolicy: 'interrupt', temperature: 0.5,
+    model: { provider: 'anthropic', id: 'claude-sonnet-4-5', apiKey: '${TEST_ANTHROPIC_KEY}' },
+    limits: { maxTurns: 4 }, retry: { maxRetries: 1, initialDelayMs: 10 }, compaction: { maxContextTokens: 50000 },
+  },
+  null,
+  2,
+);
+
+const env = { TEST_ANTHROPIC_KEY: 'sk-ant-secret-0123456789' };
+
+describe('loadAgentConfig', () => {
+  it('reads the same agent from TOML, YAML and JSON, with ${ENV} resolved', async () => {
+    const loaded = await Promise.all([
+      loadAgentConfig(await file('a.toml', TOML), { env }),
+      loadAgentConfig(await file('a.yaml', YAML), { env }),
+      loadAgentConfig(await file('a.json', JSON_TEXT), { env }),
+    ]);
+    for (const l of loaded) expect(l.config).toEqual(loaded[0]!.config);
+    expect(loaded[0]!.config.model).toEqual({ provider: 'anthropic', id: 'claude-sonnet-4-5', apiKey: env.TEST_ANTHROPIC_KEY });
+    expect(loaded[0]!.redact(`key=${env.TEST_ANTHROPIC_KEY}`)).toBe('key=****');
+  });
+
+  it('a missing variable names the file, key path, line and variable', async () => {
+    const at = await file('missing.toml', TOML);
+    const e = await failure(loadAgentConfig(at, { env: {} }));
+    expect(e).toMatchObject({ file: at, keyPath: 'model.apiKey', line: 10 });
+    expect(e.message).toBe(`${at}:10: model.apiKey: environment variable TEST_ANTHROPIC_KEY is not set`);
+  });
+
+  it.each([
+    ['toml', TOML.replace('maxTurns = 4', 'maxTurns = 4\nmaxTurnz = 5'), 'limits.maxTurnz', 14],
+    ['yaml', YAML.replace('  maxTurns: 4', '  maxTurns: 4\n  maxTurnz: 5'), 'limits.maxTurnz', 12],
+    ['json', JSON_TEXT.replace('"maxTurns": 4', '"maxTurns": 4, "maxTurnz": 5'), 'limits.maxTurnz', 16],
+  ])('an unknown key in %s names its path and line', async (ext, text, keyPath, line) => {
+    const e = await failure(loadAgentConfig(await file(`unknown.${ext}`, text), { env }));
+    expect(e).toMatchObject({ keyPath, line, problem: 'unknown key "maxTurnz"' });
+  });
+
+  it.each([
+    ['toml', TOML.replace('maxTurns = 4', 'maxTurns = "four"'), 13],
+    ['yaml', YAML.replace('maxTurns: 4', 'maxTurns: four'), 11],
+    ['json', JSON_TEXT.replace('"maxTurns": 4', '"maxTurns": "four"'), 16],
+  ])('a wrong type in %s names its path and line', async (ext, text, line) => {
+    const e = await failure(loadAgentConfig(await file(`type.${ext}`, text), { env }));
+    expect(e).toMatchObject({ keyPath: 'limits.maxTurns', line });
+    expect(e.problem).toMatch(/expected number, received string/);
+  });
+
+  it('syntax errors carry the parser’s line', async () => {
+    expect(await failure(loadAgentConfig(await file('bad.toml', 'name = "x"\nmodel = [\nx\n'), { env }))).toMatchObject({ line: 3, keyPath: '' });
+    expect(await failure(loadAgentConfig(await file('bad.yaml', 'name: x\nmodel: {\n'), { env }))).toMatchObject({ line: 3, problem: expect.stringMatching(/^invalid YAML/) });
+    expect((await failure(loadAgentConfig(await file('bad.json', '{\n"name": "x",\n}'), { env }))).message).toMatch(/bad\.json.*invalid JSON/);
+  });
+
+  it('rejects fallbackModels, saying it is not supported yet', async () => {
+    const e = await failure(loadAgentConfig(await file('fallback.toml', `fallbackModels = ["gpt-4o"]\n${TOML}`), { env }));
+    expect(e).toMatchObject({ keyPath: 'fallbackModels', line: 1 });
+    expect(e.message).toMatch(/fallback models are not supported yet/);
+  });
+
+  it('never puts a value from the environment in an error', async () => {
+    const secret = 'very-secret-value-42';
+    const wrongType = await failure(loadAgentConfig(await file('s1.toml', TOML.replace('maxTurns = 4', 'maxTurns = "${TURNS}"')), { env: { ...env, TURNS: secret } }));
+    expect(wrongType.keyPath).toBe('limits.maxTurns');
+    const badEnum = await failure(loadAgentConfig(await file('s2.toml', TOML.replace('"interrupt"', '"${POLICY}"')), { env: { ...env, POLICY: secret } }));
+    expect(badEnum.keyPath).toBe('steeringPolicy');
+    const unknownTool = await failure(createAgentFromConfig(await file('s3.toml', TOML.replace('"read_file"]', '"${TOOL}"]')), { env: { ...env, TOOL: secret }, tools: [addTool] }));
+    expect(unknownTool).toMatchObject({ keyPath: 'tools[1]', line: 3 });
+    expect(unknownTool.message).toMatch(/unknown tool "\*\*\*\*"/);
+    for (const e of [wrongType, badEnum, unknownTool]) {
+      expect(e.message).not.toContain(secret);
+      expect(JSON.stringify(e)).not.toContain(secret);
+    }
+  });
+});
+
+describe('createAgentFromConfig', () => {
+  it('builds the agent the file describes: prompt, tools by name, limits, retry, compaction, steering policy', async () => {
+    const provider = scriptedProvider([{ toolCalls: [{ name: 'add', arguments: { a: 2, b: 3 } }] }, { text: 'Five.' }]);
+    const { agent, name, close } = await createAgentFromConfig(await file('run.toml', TOML), { env, tools: [addTool], provider });
+    try {
+      expect(name).toBe('helper');
+      expect(agent.model).toMatchObject({ provider: 'anthropic', id: 'claude-sonnet-4-5', api: 'anthropic-messages' });
+      expect(agent.toolList.map((t) => t.name)).toEqual(['add', 'read_file']);
+      expect(agent.loopConfig()).toMatchObject({
+        limits: { maxTurns: 4 }, retry: { maxRetries: 1, initialDelayMs: 10 }, contextConfig: { maxContextTokens: 50000 }, steeringPolicy: 'interrupt', temperature: 0.5,
+      });
+      const end = await agent.run('2+3?');
+      expect(end.stopReason).toBe('stop');
+      expect(provider.requests[0]).toMatchObject({ systemPrompt: 'Be brief.', temperature: 0.5 });
+      expect(provider.requests[0]!.tools.map((t) => t.name)).toEqual(['add', 'read_file']);
+    } finally {
+      await close();
+    }
+  });
+
+  it('starts the MCP servers it lists (tools prefixed with the server name) and closes them', async () => {
+    const toml = `tools = []\n[model]\nprovider = "scripted"\nid = "m"\n\n[mcpServers.local]\ncommand = ${JSON.stringify(process.execPath)}\nargs = ["--import", "tsx", ${JSON.stringify(testServer)}]\ncwd = ${JSON.stringify(repoRoot)}\n`;
+    const { agent, close } = await createAgentFromConfig(await file('mcp.toml', toml), { provider: scriptedProvider([]) });
+    try {
+      expect(agent.toolList.map((t) => t.name)).toContain('local__echo');
+    } finally {
+      await close();
+    }
+  }, 30_000);
+
+  it('an MCP server that cannot start is an error naming its key', async () => {
+    const toml = `[model]\nprovider = "scripted"\nid = "m"\n\n[mcpServers.broken]\ncommand = "/nonexistent/phi-rx-mcp"\n`;
+    const e = await failure(createAgentFromConfig(await file('mcp-bad.toml', toml), { provider: scriptedProvider([]) }));
+    expect(e).toMatchObject({ keyPath: 'mcpServers.broken', line: 5 });
+  }, 30_000);
+
+  it.skipIf(!haveOpenApiFixtures)('adds the operations of the OpenAPI specs it lists, filtered', async () => {
+    const spec = fixture('oai__petstore.yaml');
+    const yaml = `model: { provider: scripted, id: m }\nopenapi:\n  - spec: ${JSON.stringify(spec)}\n    operationIds: [listPets, showPetById]\n    namePrefix: pets\n    baseUrl: http://127.0.0.1:9/v1\n`;
+    const { agent, close } = await createAgentFromConfig(await file('openapi.yaml', yaml), { provider: scriptedProvider([]) });
+    await close();
+    expect(agent.toolList.map((t) => t.name).sort()).toEqual(['pets__listPets', 'pets__showPetById']);
+    const both = yaml.replace('    namePrefix', '    tags: [pets]\n    namePrefix');
+    const e = await failure(createAgentFromConfig(await file('openapi-both.yaml', both), { provider: scriptedProvider([]) }));
+    expect(e).toMatchObject({ keyPath: 'openapi[0].tags', line: 5, problem: 'give one of operationIds, tags or pathPrefix, not operationIds and tags' });
+  });
+
+  describe('secrets from the environment', () => {
+    let server: Server;
+    let seen: IncomingHttpHeaders | undefined;
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        seen = req.headers;
+        res.writeHead(400, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'model not available here' } }));
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(async () => {
+      await new Promise((resolve) => server.close(resolve));
+    });
+
+    it('reach the provider but never the events or the saved session', async () => {
+      const { port } = server.address() as AddressInfo;
+      const toml = `retry = false\n[model]\nprovider = "anthropic"\nid = "claude-sonnet-4-5"\napiKey = "\${TEST_ANTHROPIC_KEY}"\nbaseUrl = "http://127.0.0.1:${port}"\n`;
+      const { agent, close } = await createAgentFromConfig(await file('secret.toml', toml), { env });
+      const recorder = new SessionRecorder();
+      const events: AgentEvent[] = await lastValueFrom(agent.prompt('hi').pipe(recordSession(recorder), toArray()));
+      await close();
+      expect(seen?.['x-api-key']).toBe(env.TEST_ANTHROPIC_KEY);
+      expect(events.at(-1)).toMatchObject({ type: 'AgentEnd', stopReason: 'error' });
+      const store = new FileSessionStore(path.join(dir, 'sessions'));
+      await store.save(recorder.getSession(agent.sessionId)!);
+      const saved = await readFile(store.fileOf(agent.sessionId), 'utf8');
+      expect(saved).toContain('model not available here');
+      expect(saved).not.toContain(env.TEST_ANTHROPIC_KEY);
+      expect(JSON.stringify(events)).not.toContain(env.TEST_ANTHROPIC_KEY);
+      expect(agent.saveMessages()).not.toContain(env.TEST_ANTHROPIC_KEY);
+    });
+  });
+});
