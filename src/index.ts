@@ -9,6 +9,7 @@ export { configSegment, loopIdFor, continuationTag } from './agent/ids.js';
 export { defineTool, type ToolSpec } from './tools/define-tool.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
 export { fromAbortSignal } from './sources/cancellation.js';
+export { MissingPeerDependencyError } from './sources/optional-peer.js';
 export { toAsyncIterable, runToEnd, newMessages } from './sources/interop.js';
 export { runTool, TOOL_TEXTS, type ToolRunEmission } from './sources/tool-run.js';
 export { ProviderRegistry, defaultProviderRegistry } from './sources/providers/registry.js';

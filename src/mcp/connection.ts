@@ -16,8 +16,7 @@ import { ProgressRouter } from './progress-router.js';
 import { StdioProcessTransport, describeExit } from './stdio-transport.js';
 import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 
-/** Per-request limit of the spec's McpClient (30 s). */
-export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+import { DEFAULT_MCP_TIMEOUT_MS } from './connect.js';
 
 /** `tools/list` pages followed before giving up on a server that never stops paging. */
 const MAX_TOOL_PAGES = 1000;
