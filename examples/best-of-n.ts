@@ -7,9 +7,10 @@
  */
 import { lastValueFrom, tap } from 'rxjs';
 import { pathToFileURL } from 'node:url';
-import { userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig } from '../src/index.js';
-import { agentLoopParallel, Evaluation, parallelResult, type ParallelResult } from '../src/agent/parallel-index.js';
-import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+import {
+  agentLoopParallel, Evaluation, parallelResult, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type ParallelResult,
+} from 'phi-rx';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
 /** A branch: in real use, a different model, temperature or system of tools. */
 function contender(configId: string, answer: string): AgentLoopConfig {

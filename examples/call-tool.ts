@@ -1,6 +1,5 @@
 import { asyncScheduler, lastValueFrom, tap, toArray } from 'rxjs';
-import { runTool } from '../src/index.js';
-import type { AnyTool, ToolResult } from '../src/index.js';
+import { runTool, type AnyTool, type ToolResult } from 'phi-rx';
 
 /**
  * Calls the tool named `name` once, the way the agent loop does (through `runTool`): progress

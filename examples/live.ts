@@ -9,7 +9,7 @@
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, userMessage, type AgentEndEvent, type AgentEvent } from '../src/index.js';
+import { agentLoop, defineTool, userMessage, type AgentEndEvent, type AgentEvent } from 'phi-rx';
 import { liveModel } from './models.js';
 import { renderEvent } from './render.js';
 

@@ -7,7 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { connectMcpStdio } from '../src/mcp/index.js';
+import { connectMcpStdio } from 'phi-rx/mcp';
 import { callTool, resultText } from './call-tool.js';
 
 export async function main(): Promise<{ tools: string[]; echo: string; progress: string[] }> {

@@ -3,9 +3,7 @@
  * provider (ANTHROPIC_API_KEY, then OPENAI_API_KEY, then GEMINI_API_KEY); PHI_RX_LIVE_MODEL
  * overrides the model id. Shared by `examples/live.ts` and `npm start` (examples/quickstart.ts).
  */
-import type { ModelConfig } from '../src/index.js';
-import { anthropic, openai } from '../src/sources/providers/models.js';
-import { google } from '../src/sources/providers/models-b.js';
+import { anthropic, google, openai, type ModelConfig } from 'phi-rx';
 
 /** The model for the first key found in `env`, or undefined when there is none. */
 export function liveModel(env: Record<string, string | undefined> = process.env): ModelConfig | undefined {

@@ -8,8 +8,8 @@ import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { OpenApiAuth, OperationFilter, openApiToolsFromSpec } from '../src/openapi/index.js';
-import type { ToolResult } from '../src/types/tool.js';
+import { OpenApiAuth, OperationFilter, openApiToolsFromSpec } from 'phi-rx/openapi';
+import type { ToolResult } from 'phi-rx';
 import { callTool, resultText } from './call-tool.js';
 
 const SPEC = `

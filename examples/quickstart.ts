@@ -9,8 +9,8 @@
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, MessageQueue, userMessage, type AgentEndEvent, type AgentEvent } from '../src/index.js';
-import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+import { agentLoop, defineTool, MessageQueue, userMessage, type AgentEndEvent, type AgentEvent } from 'phi-rx';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 import { liveModel } from './models.js';
 import { renderEvent } from './render.js';
 

@@ -1,4 +1,4 @@
-import type { AgentEvent } from '../src/index.js';
+import type { AgentEvent } from 'phi-rx';
 
 /** Renders agent events live in a terminal: streamed text, tool calls, results. Shared by the examples. */
 export function renderEvent(e: AgentEvent, write: (s: string) => void = (s) => process.stdout.write(s)): void {

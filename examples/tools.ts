@@ -10,8 +10,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { asyncScheduler, defer, filter, from, isObservable, lastValueFrom, map, tap } from 'rxjs';
 import type { Observable } from 'rxjs';
-import { defaultTools } from '../src/tools/index.js';
-import type { AnyTool, ToolContext, ToolEmission, ToolResult } from '../src/types/tool.js';
+import { defaultTools } from 'phi-rx/tools';
+import type { AnyTool, ToolContext, ToolEmission, ToolResult } from 'phi-rx';
 
 export interface Step {
   tool: string;
