@@ -3,7 +3,7 @@
  * answer, and the conversation continues from the winner. Runs offline on the scripted provider;
  * swap the `provider`s for real models (or drop them to use the registry) to do it for real.
  *
- *   npx tsx examples/best-of-n.ts
+ *   npm run example examples/best-of-n.ts
  */
 import { lastValueFrom, tap } from 'rxjs';
 import { pathToFileURL } from 'node:url';

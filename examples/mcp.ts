@@ -3,7 +3,7 @@
  * into phi-rx Tools, and call two of them the way the agent loop would (one of them streams
  * progress notifications while it runs).
  *
- * Run: npx tsx examples/mcp.ts
+ * Run: npm run example examples/mcp.ts
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';

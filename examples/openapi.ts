@@ -2,7 +2,7 @@
  * OpenAPI operations as tools: a tiny pet store runs on 127.0.0.1, its OpenAPI document becomes
  * one tool per operation, and two tools are called the way the agent loop would call them.
  *
- * Run: npx tsx examples/openapi.ts
+ * Run: npm run example examples/openapi.ts
  */
 import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';

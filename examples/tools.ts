@@ -2,7 +2,7 @@
  * The built-in tools on a scratch workspace, called directly (no model needed):
  * write, edit, read, list, search and bash, confined to a temp directory.
  *
- *   npx tsx examples/tools.ts
+ *   npm run example examples/tools.ts
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
