@@ -23,5 +23,6 @@ export type {
 export { McpConnectionError } from './errors.js';
 export { toToolResult as mcpResultToToolResult } from './content.js';
 export type { McpCallResult } from './content.js';
+export type { McpContentBlock, McpImplementation } from './types.js';
 /** The name the model sees for an MCP tool: `{prefix}__{name}`, sanitized (see `safeToolName`). */
 export { safeToolName as mcpToolName } from '../tools/tool-name.js';
