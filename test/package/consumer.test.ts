@@ -132,7 +132,7 @@ describe('the packed package in an empty project', () => {
     expect(output.trim().split('\n')).toEqual([
       expect.stringMatching(/^broken\.ts\(3,14\): error TS2322: Type 'string' is not assignable to type 'number'\.$/),
     ]);
-  });
+   }, 120_000);
 });
 
 const CONSUMER = `
