@@ -1,6 +1,18 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+// Examples and tests that import `phi-rx` (package self-reference) get src/, not dist/: each export's
+// `phi-rx-source` condition in package.json, as an alias (tsx and tsc use the condition itself).
+const exportsMap = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')).exports as Record<string, string | Record<string, string>>;
+const alias = Object.entries(exportsMap).flatMap(([subpath, target]) =>
+  typeof target === 'object' && target['phi-rx-source']
+    ? [{ find: new RegExp(`^phi-rx${subpath === '.' ? '' : subpath.slice(1).replace('/', '\\/')}$`), replacement: fileURLToPath(new URL(target['phi-rx-source'], import.meta.url)) }]
+    : [],
+);
+
 export default defineConfig({
+  resolve: { alias },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 30_000,

@@ -3,13 +3,14 @@
  * answer, and the conversation continues from the winner. Runs offline on the scripted provider;
  * swap the `provider`s for real models (or drop them to use the registry) to do it for real.
  *
- *   npx tsx examples/best-of-n.ts
+ *   npm run example examples/best-of-n.ts
  */
 import { lastValueFrom, tap } from 'rxjs';
 import { pathToFileURL } from 'node:url';
-import { userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig } from '../src/index.js';
-import { agentLoopParallel, Evaluation, parallelResult, type ParallelResult } from '../src/agent/parallel-index.js';
-import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+import {
+  agentLoopParallel, Evaluation, parallelResult, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type ParallelResult,
+} from 'phi-rx';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
 /** A branch: in real use, a different model, temperature or system of tools. */
 function contender(configId: string, answer: string): AgentLoopConfig {

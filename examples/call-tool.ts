@@ -1,6 +1,11 @@
+/**
+ * Calling one tool by hand, outside any agent loop: `npm run example examples/call-tool.ts`.
+ * Its `callTool` helper is shared by the MCP and OpenAPI examples.
+ */
+import { pathToFileURL } from 'node:url';
 import { asyncScheduler, lastValueFrom, tap, toArray } from 'rxjs';
-import { runTool } from '../src/index.js';
-import type { AnyTool, ToolResult } from '../src/index.js';
+import { z } from 'zod';
+import { defineTool, runTool, type AnyTool, type ToolResult } from 'phi-rx';
 
 /**
  * Calls the tool named `name` once, the way the agent loop does (through `runTool`): progress
@@ -27,3 +32,17 @@ export async function callTool(
 /** A tool result as text, other content as `[type]`. */
 export const resultText = (result: ToolResult): string =>
   result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const add = defineTool({
+    name: 'add',
+    description: 'Adds two numbers',
+    parameters: z.object({ a: z.number(), b: z.number() }),
+    execute: ({ a, b }) => String(a + b),
+  });
+  const ok = await callTool([add], 'add', { a: 2, b: 40 });
+  console.log(`add({ a: 2, b: 40 }) → ${resultText(ok.result)}`);
+  // runTool runs the tool as given; the loop validates arguments first (dispatchTools), as here:
+  const checked = add.validate?.({ a: 'two' });
+  console.log(`add.validate({ a: 'two' }) → ${checked?.ok ? 'ok' : `rejected: ${checked?.error}`}`);
+}

@@ -9,8 +9,8 @@ import { z } from 'zod';
 import {
   agentLoop, defineTool, dispatchTools, retryBackoff, textOf, toLlmMessages, toMessageEvents, toolCallsOf, userMessage,
   type AgentEvent, type AssistantMessage, type ToolResultMessage,
-} from '../src/index.js';
-import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+} from 'phi-rx';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
 const lookup = defineTool({
   name: 'lookup_customer',

@@ -3,13 +3,13 @@
  * Gemini, whichever key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, tried in that
  * order). With no key it says so and exits 0, so it is safe to run anywhere:
  *
- *   ANTHROPIC_API_KEY=... npx tsx examples/live.ts
- *   PHI_RX_LIVE_MODEL=claude-sonnet-4-5 ANTHROPIC_API_KEY=... npx tsx examples/live.ts
+ *   ANTHROPIC_API_KEY=... npm run example examples/live.ts
+ *   PHI_RX_LIVE_MODEL=claude-sonnet-4-5 ANTHROPIC_API_KEY=... npm run example examples/live.ts
  */
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, userMessage, type AgentEndEvent, type AgentEvent } from '../src/index.js';
+import { agentLoop, defineTool, userMessage, type AgentEndEvent, type AgentEvent } from 'phi-rx';
 import { liveModel } from './models.js';
 import { renderEvent } from './render.js';
 

@@ -3,11 +3,11 @@
  * into phi-rx Tools, and call two of them the way the agent loop would (one of them streams
  * progress notifications while it runs).
  *
- * Run: npx tsx examples/mcp.ts
+ * Run: npm run example examples/mcp.ts
  */
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { connectMcpStdio } from '../src/mcp/index.js';
+import { connectMcpStdio } from 'phi-rx/mcp';
 import { callTool, resultText } from './call-tool.js';
 
 export async function main(): Promise<{ tools: string[]; echo: string; progress: string[] }> {

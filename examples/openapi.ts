@@ -2,14 +2,14 @@
  * OpenAPI operations as tools: a tiny pet store runs on 127.0.0.1, its OpenAPI document becomes
  * one tool per operation, and two tools are called the way the agent loop would call them.
  *
- * Run: npx tsx examples/openapi.ts
+ * Run: npm run example examples/openapi.ts
  */
 import { createServer } from 'node:http';
 import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { OpenApiAuth, OperationFilter, openApiToolsFromSpec } from '../src/openapi/index.js';
-import type { ToolResult } from '../src/types/tool.js';
+import { OpenApiAuth, OperationFilter, openApiToolsFromSpec } from 'phi-rx/openapi';
+import type { ToolResult } from 'phi-rx';
 import { callTool, resultText } from './call-tool.js';
 
 const SPEC = `

@@ -4,19 +4,22 @@
  *
  * With ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY set it runs against that real model
  * (chosen as in examples/live.ts); otherwise, or with PHI_RX_SCRIPTED=1, on the scripted
- * provider, which needs no key.
+ * provider, which needs no key. A run that fails (a bad or missing key, no network) prints
+ * `error: …` on stderr and exits with status 1.
  */
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, MessageQueue, userMessage, type AgentEndEvent, type AgentEvent } from '../src/index.js';
-import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+import { agentLoop, defineTool, MessageQueue, userMessage, type AgentEndEvent, type AgentEvent } from 'phi-rx';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 import { liveModel } from './models.js';
 import { renderEvent } from './render.js';
 
 export interface QuickstartOptions {
   chunkDelayMs?: number;
   write?: (s: string) => void;
+  /** Where a failed run's error goes; default stderr. */
+  writeError?: (s: string) => void;
   /** Force the scripted provider whatever keys are set. */
   scripted?: boolean;
   /** Where API keys are looked up; default `process.env`. */
@@ -65,7 +68,8 @@ export async function main(options: QuickstartOptions = {}): Promise<AgentEndEve
   const end = events.at(-1) as AgentEndEvent;
   // A real API can refuse (bad key, no network): say why rather than just "error".
   const last = end.messages.at(-1);
-  if (end.stopReason === 'error' && last?.role === 'assistant' && last.errorMessage) write(`error: ${last.errorMessage}\n`);
+  const writeError = options.writeError ?? ((s: string) => process.stderr.write(s));
+  if (end.stopReason === 'error') writeError(`error: ${(last?.role === 'assistant' && last.errorMessage) || 'the run failed'}\n`);
   return end;
 }
 

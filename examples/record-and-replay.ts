@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, type Observable, type SchedulerLike, toArray } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, MessageQueue, userMessage, type AgentEvent, type Provider } from '../src/index.js';
-import { FileSessionStore, recordSession, SessionRecorder, type Session } from '../src/session/index.js';
-import { replayProvider, scriptedModel, scriptedProvider } from '../src/testing/index.js';
+import { agentLoop, defineTool, MessageQueue, userMessage, type AgentEvent, type Provider } from 'phi-rx';
+import { FileSessionStore, recordSession, SessionRecorder, type Session } from 'phi-rx/session';
+import { replayProvider, scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
 /** The same agent for recording and replaying: only the provider differs. */
 export function travelRun(provider: Provider, scheduler?: SchedulerLike): Observable<AgentEvent> {

@@ -1,4 +1,11 @@
-import type { AgentEvent } from '../src/index.js';
+/**
+ * Rendering agent events in a terminal: `npm run example examples/render.ts` renders a
+ * scripted run (no key needed). `renderEvent` is shared by the quickstart and live examples.
+ */
+import { pathToFileURL } from 'node:url';
+import { tap } from 'rxjs';
+import { agentLoop, runToEnd, userMessage, type AgentEvent } from 'phi-rx';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
 /** Renders agent events live in a terminal: streamed text, tool calls, results. Shared by the examples. */
 export function renderEvent(e: AgentEvent, write: (s: string) => void = (s) => process.stdout.write(s)): void {
@@ -31,4 +38,10 @@ export function renderEvent(e: AgentEvent, write: (s: string) => void = (s) => p
     default:
       return;
   }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const provider = scriptedProvider([{ text: 'Hello! Every event of this run is rendered as it arrives.' }]);
+  const run$ = agentLoop([userMessage('Say hello')], { systemPrompt: 'Be brief.', messages: [], tools: [] }, { model: scriptedModel(), provider });
+  await runToEnd(run$.pipe(tap((event) => renderEvent(event))));
 }

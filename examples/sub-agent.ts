@@ -6,9 +6,9 @@
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, tap, toArray } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, subAgentTool, userMessage, type AgentEvent } from '../src/index.js';
-import { recordSession, SessionRecorder, type Session } from '../src/session/index.js';
-import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+import { agentLoop, defineTool, subAgentTool, userMessage, type AgentEvent } from 'phi-rx';
+import { recordSession, SessionRecorder, type Session } from 'phi-rx/session';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
 const lookupPopulation = defineTool({
   name: 'population',

@@ -2,7 +2,7 @@
  * The built-in tools on a scratch workspace, called directly (no model needed):
  * write, edit, read, list, search and bash, confined to a temp directory.
  *
- *   npx tsx examples/tools.ts
+ *   npm run example examples/tools.ts
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,8 +10,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { asyncScheduler, defer, filter, from, isObservable, lastValueFrom, map, tap } from 'rxjs';
 import type { Observable } from 'rxjs';
-import { defaultTools } from '../src/tools/index.js';
-import type { AnyTool, ToolContext, ToolEmission, ToolResult } from '../src/types/tool.js';
+import { defaultTools } from 'phi-rx/tools';
+import type { AnyTool, ToolContext, ToolEmission, ToolResult } from 'phi-rx';
 
 export interface Step {
   tool: string;

@@ -6,9 +6,9 @@
 import { pathToFileURL } from 'node:url';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { z } from 'zod';
-import { BasicAgent, defineTool, subAgentTool } from '../src/index.js';
-import { AgentTracing } from '../src/otel/index.js';
-import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
+import { BasicAgent, defineTool, subAgentTool } from 'phi-rx';
+import { AgentTracing } from 'phi-rx/otel';
+import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
 const population = defineTool({
   name: 'population',

@@ -10,6 +10,7 @@ export { defineTool, type ToolSpec } from './tools/define-tool.js';
 export type { StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
 export { fromAbortSignal } from './sources/cancellation.js';
+export { MissingPeerDependencyError } from './sources/optional-peer.js';
 export { toAsyncIterable, runToEnd, newMessages } from './sources/interop.js';
 export { runTool, TOOL_TEXTS, type ToolRunEmission } from './sources/tool-run.js';
 export { ProviderRegistry, defaultProviderRegistry } from './sources/providers/registry.js';
@@ -17,7 +18,9 @@ export { AssistantMessageBuilder } from './sources/providers/message-builder.js'
 export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptInput, type ContinueKindName } from './agent/basic-agent.js';
 export { scriptHooks, runScriptHook, ScriptHookError, type ScriptHookOptions, type ScriptHookContext, type ScriptHookCommands } from './agent/script-hooks.js';
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
+export { AgentRunError, runText, textStream, textDeltas, finalText } from './agent/run-text.js';
 export * from './agent/parallel-index.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';
 export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-b.js';
+export * from './sources/providers/model-ids.js';

@@ -1,5 +1,5 @@
-import { asyncScheduler, defer, finalize, lastValueFrom, type MonoTypeOperatorFunction, type Observable, type SchedulerLike, Subject, tap, filter } from 'rxjs';
-import type { AgentEndEvent, AgentEvent } from '../types/events.js';
+import { asyncScheduler, defer, finalize, type MonoTypeOperatorFunction, type Observable, type SchedulerLike, Subject, tap, filter } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, userMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
 import type { AnyTool } from '../types/tool.js';
@@ -17,6 +17,7 @@ import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } fr
 import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
+import { runText, textStream } from './run-text.js';
 
 /** Loop options a BasicAgent passes to every run (the agent owns signal, steering and follow-ups). */
 export type AgentRunOptions = Omit<AgentLoopConfig, 'signal' | 'steering' | 'followUp' | 'model'>;
@@ -44,7 +45,7 @@ export type ContinueKindName = 'default' | 'rerun' | 'branch';
  * @example
  * const agent = new BasicAgent({ model: anthropic('claude-sonnet-4-5'), systemPrompt: 'Be brief.' }).withTools(add);
  * agent.events$.subscribe(render);
- * const end = await agent.run('What is 2+2?');
+ * const answer = await agent.run('What is 2+2?');
  */
 export class BasicAgent {
   private options: BasicAgentOptions;
@@ -305,9 +306,18 @@ export class BasicAgent {
     });
   }
 
-  /** Prompts and resolves with the run's AgentEnd. */
-  run(input: PromptInput): Promise<AgentEndEvent> {
-    return lastValueFrom(this.prompt(input).pipe(filter((e): e is AgentEndEvent => e.type === 'AgentEnd')));
+  /**
+   * Prompts and resolves the final answer's text; rejects with an AgentRunError (holding the
+   * AgentEnd) when the run fails, is aborted or the prompt is rejected. For the AgentEnd itself:
+   * `await runToEnd(agent.prompt(input))`.
+   */
+  run(input: PromptInput): Promise<string> {
+    return runText(this.prompt(input));
+  }
+
+  /** `for await` over just the text of a run; throws an AgentRunError when the run fails. */
+  textStream(input: PromptInput): AsyncIterable<string> {
+    return textStream(this.prompt(input));
   }
 
   /** Queues a message for the active run's next steering checkpoint (or the next run). */

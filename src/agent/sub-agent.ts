@@ -25,7 +25,7 @@ export interface SubAgentOptions {
   onEvent?(event: AgentEvent): void;
 }
 
-const SubAgentArgs = z.object({ task: z.string().min(1).describe('The task for the sub-agent, stated completely.') });
+const SubAgentArgs = z.lazy(() => z.object({ task: z.string().min(1).describe('The task for the sub-agent, stated completely.') }));
 
 /**
  * A tool that delegates a task to a child agent loop with its own model, prompt, tools and turn

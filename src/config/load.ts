@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseToml, TomlError } from 'smol-toml';
+import { loadOptionalPeer } from '../sources/optional-peer.js';
 import { LineCounter, parseDocument, isNode } from 'yaml';
 import { AgentFileSchema, NOT_SUPPORTED_YET, type AgentFile } from './schema.js';
 
@@ -58,9 +58,14 @@ export async function loadAgentConfig(file: string, options: LoadConfigOptions =
   return parseAgentConfig(text, file, format, options);
 }
 
-/** `loadAgentConfig` on text you already have; `file` names it in errors and picks the format. */
-export function parseAgentConfig(text: string, file: string, format: Format = formatOf(file), options: LoadConfigOptions = {}): LoadedAgentConfig {
-  const raw = parseText(text, file, format);
+/**
+ * `loadAgentConfig` on text you already have; `file` names it in errors and picks the format.
+ * TOML needs the optional peer `smol-toml` (loaded on first use; missing, it is a
+ * `MissingPeerDependencyError` naming it); YAML and JSON need nothing more.
+ */
+export async function parseAgentConfig(text: string, file: string, format: Format = formatOf(file), options: LoadConfigOptions = {}): Promise<LoadedAgentConfig> {
+  const toml = format === 'toml' ? await loadOptionalPeer('smol-toml', 'phi-rx/config (TOML files)', () => import('smol-toml')) : undefined;
+  const raw = parseText(text, file, format, toml);
   const lineOf = lineFinder(text, format);
   const secrets: string[] = [];
   const resolved = resolveEnv(raw, [], options.env ?? process.env, secrets, (p, problem) => new AgentConfigError(file, keyPathOf(p), lineOf(p), problem));
@@ -95,12 +100,12 @@ function formatOf(file: string): Format {
   throw new AgentConfigError(file, '', undefined, `unknown config format "${ext}": use .toml, .yaml, .yml or .json`);
 }
 
-function parseText(text: string, file: string, format: Format): unknown {
-  if (format === 'toml') {
+function parseText(text: string, file: string, format: Format, toml: typeof import('smol-toml') | undefined): unknown {
+  if (toml) {
     try {
-      return parseToml(text);
+      return toml.parse(text);
     } catch (e) {
-      if (e instanceof TomlError) throw new AgentConfigError(file, '', e.line, `invalid TOML: ${e.message.split('\n')[0]}`);
+      if (e instanceof toml.TomlError) throw new AgentConfigError(file, '', e.line, `invalid TOML: ${e.message.split('\n')[0]}`);
       throw e;
     }
   }

@@ -6,7 +6,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { httpFailure, isAuthFailure, isClientError } from './http-status.js';
 import { ErrorCode, LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Implementation, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { McpImplementation, McpToolInfo } from './types.js';
 import { ToolError, errorMessage } from '../types/errors.js';
 import { isFinalToolResult, toolProgress } from '../types/tool.js';
 import type { JsonSchema, Tool, ToolContext, ToolEmission, ToolResult } from '../types/tool.js';
@@ -17,8 +18,7 @@ import { ProgressRouter } from './progress-router.js';
 import { StdioProcessTransport, describeExit } from './stdio-transport.js';
 import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 
-/** Per-request limit of the spec's McpClient (30 s). */
-export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
+import { DEFAULT_MCP_TIMEOUT_MS } from './connect.js';
 
 /** `tools/list` pages followed before giving up on a server that never stops paging. */
 const MAX_TOOL_PAGES = 1000;
@@ -26,7 +26,7 @@ const MAX_TOOL_PAGES = 1000;
 /** The SDK's own request timer is left idle (2^31-1 ms) so that our scheduler-driven one decides. */
 const SDK_TIMEOUT_DISABLED = 2_147_483_647;
 
-const CLIENT_INFO: Implementation = { name: 'phi-rx', version: '0.1.0' };
+const CLIENT_INFO: McpImplementation = { name: 'phi-rx', version: '0.1.0' };
 
 export type McpConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'closed';
 
@@ -49,7 +49,7 @@ export interface McpConnectOptions {
   /** Receives every log notification (also on `logs$`). */
   onLog?: (message: McpLogMessage) => void;
   /** Sent as `clientInfo` in `initialize`. Default `{ name: 'phi-rx', version }`. */
-  clientInfo?: Implementation;
+  clientInfo?: McpImplementation;
   /** Time source of connection-level waits (process shutdown grace). Tool calls use the loop's scheduler. */
   scheduler?: SchedulerLike;
 }
@@ -83,7 +83,7 @@ export interface McpToolsOptions {
 }
 
 /** The metadata of one server tool, as `tools/list` gave it. */
-export type McpToolInfo = McpTool;
+export type { McpToolInfo };
 
 /**
  * A live connection to one MCP server. Tools made by {@link McpConnection.tools} stay valid across
@@ -96,7 +96,7 @@ export interface McpConnection extends AsyncDisposable {
   readonly disconnectReason: string | undefined;
   readonly status$: Observable<McpConnectionStatus>;
   readonly logs$: Observable<McpLogMessage>;
-  readonly serverInfo: Implementation | undefined;
+  readonly serverInfo: McpImplementation | undefined;
   /** The transport of the current (or last) session. */
   readonly transport: McpTransportKind | undefined;
   /** Server tools as phi-rx Tools (every page of `tools/list`). */
@@ -252,7 +252,7 @@ class McpConnectionImpl implements McpConnection {
     return this.status === 'connected' ? undefined : this.reason;
   }
 
-  get serverInfo(): Implementation | undefined {
+  get serverInfo(): McpImplementation | undefined {
     return this.session?.client.getServerVersion();
   }
 

@@ -1,10 +1,11 @@
 import type { ContentBlock } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolResultContent } from '../types/content.js';
+import type { McpContentBlock } from './types.js';
 import type { ToolResult } from '../types/tool.js';
 
 /** What `tools/call` answered, in the current form or the pre-2024-11-05 `{ toolResult }` form. */
 export interface McpCallResult {
-  content?: ContentBlock[];
+  content?: McpContentBlock[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   toolResult?: unknown;
@@ -18,7 +19,8 @@ export interface McpCallResult {
  */
 export function toToolResult(result: McpCallResult): ToolResult {
   const blocks = result.content ?? [];
-  let content = blocks.map(toResultContent);
+  // Blocks come from the SDK's validated result; an unknown `type` takes the default branch.
+  let content = blocks.map((block) => toResultContent(block as ContentBlock));
   if (content.length === 0 && result.structuredContent !== undefined) {
     content = [{ type: 'text', text: JSON.stringify(result.structuredContent) }];
   }

@@ -1,5 +1,6 @@
 /**
- * OpenAPI operations as phi-rx tools, through @apidevtools/swagger-parser (`phi-rx/openapi`).
+ * OpenAPI operations as phi-rx tools, through @apidevtools/swagger-parser (`phi-rx/openapi`), an optional
+ * peer dependency (`npm install @apidevtools/swagger-parser`), loaded on first use.
  *
  * @example
  * import { openApiToolsFromUrl, OpenApiAuth, OperationFilter } from 'phi-rx/openapi';
@@ -21,6 +22,7 @@ export {
 export type { OpenApiConfig } from './config.js';
 export type { OpenApiCallDetails } from './http-call.js';
 export { OpenApiError } from './errors.js';
+export { MissingPeerDependencyError } from '../sources/optional-peer.js';
 export { truncateUtf8 } from './truncate.js';
 /** The name the model sees for an operation: `{prefix}__{operationId}`, sanitized (see `safeToolName`). */
 export { safeToolName as operationToolName } from '../tools/tool-name.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import SwaggerParser from '@apidevtools/swagger-parser';
+import type SwaggerParserType from '@apidevtools/swagger-parser';
 import { asyncScheduler, catchError, defer, of, timer } from 'rxjs';
 import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
@@ -16,6 +16,7 @@ import { argumentsValidator } from './validate-args.js';
 import type { SchemaDraft } from '@cfworker/json-schema';
 import type { OpenApiDocument, OperationSpec } from './operations.js';
 import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
+import { loadOptionalPeer } from '../sources/optional-peer.js';
 
 /** Providers reject longer tool descriptions (OpenAI: 1024 characters). */
 const MAX_DESCRIPTION = 1024;
@@ -133,11 +134,13 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
   // keep the servers as written and resolve them ourselves.
   const servers = structuredClone((raw as OpenApiDocument).servers);
   requirePaths(raw, source.label);
+  // An optional peer dependency, imported on first use: its absence is its own clear error.
+  const SwaggerParser = (await loadOptionalPeer('@apidevtools/swagger-parser', 'phi-rx/openapi', () => import('@apidevtools/swagger-parser'))).default;
   let doc: OpenApiDocument;
   const options = { resolve: { http: { safeUrlResolver: !settings.allowPrivateRefs } } };
   try {
     // validate() also dereferences, in place; the object is always our own copy.
-    const api = raw as Exclude<Parameters<typeof SwaggerParser.validate>[1], string>;
+    const api = raw as Exclude<Parameters<typeof SwaggerParserType.validate>[1], string>;
     doc = (source.base ? await SwaggerParser.validate(source.base, api, options) : await SwaggerParser.validate(api, options)) as OpenApiDocument;
   } catch (error) {
     const hint = refusedPrivateRef(error, settings)

@@ -127,37 +127,37 @@ export const LOOP_EVENT_TYPES: ReadonlySet<string> = new Set(
   EVENT_TYPES.filter((t) => t !== 'AgentStart' && t !== 'ParallelLoopStart' && t !== 'ParallelLoopEnd'),
 );
 
-export const ContinuationKindSchema = z.discriminatedUnion('kind', [
+export const ContinuationKindSchema = z.lazy(() => z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('default') }),
   z.object({ kind: z.literal('rerun'), tag: z.string() }),
   z.object({ kind: z.literal('branch'), tag: z.string() }),
-]);
+]));
 
-export const LoopStatusSchema = z.enum(['pending', 'running', 'completed', 'rejected', 'aborted']);
+export const LoopStatusSchema = z.lazy(() => z.enum(['pending', 'running', 'completed', 'rejected', 'aborted']));
 
-export const ChildLoopRefSchema = z.object({
+export const ChildLoopRefSchema = z.lazy(() => z.object({
   toolCallId: z.string(),
   toolName: z.string(),
   childLoopId: z.string(),
   childSessionId: z.string(),
-});
+}));
 
-export const SpawnRefSchema = z.object({
+export const SpawnRefSchema = z.lazy(() => z.object({
   parentSessionId: z.string(),
   parentLoopId: z.string(),
   toolCallId: z.string(),
   toolName: z.string(),
-});
+}));
 
-export const ParallelGroupRecordSchema = z.object({
+export const ParallelGroupRecordSchema = z.lazy(() => z.object({
   allLoopIds: z.array(z.string()),
   selectedLoopId: z.string().optional(),
   selectedConfigIndex: z.number().int().nonnegative().optional(),
   evaluationUsage: UsageSchema.optional(),
   isSelected: z.boolean(),
-});
+}));
 
-export const SessionFormationSchema = z.discriminatedUnion('kind', [
+export const SessionFormationSchema = z.lazy(() => z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('firstLoop'), timestamp: z.number() }),
   z.object({ kind: z.literal('explicit'), timestamp: z.number() }),
   z.object({
@@ -166,16 +166,16 @@ export const SessionFormationSchema = z.discriminatedUnion('kind', [
     idleMs: z.number(),
     previousSessionId: z.string(),
   }),
-]);
+]));
 
 /**
  * Recorded events are checked for their tag and time only: they are a log for people and
  * tools to read, while the fields the library acts on (messages, usage, links) are
  * validated in full.
  */
-export const RecordedEventSchema = z.looseObject({ type: z.enum(EVENT_TYPES), timestamp: z.number() });
+export const RecordedEventSchema = z.lazy(() => z.looseObject({ type: z.enum(EVENT_TYPES), timestamp: z.number() }));
 
-export const LoopRecordSchema = z.object({
+export const LoopRecordSchema = z.lazy(() => z.object({
   loopId: z.string(),
   sessionId: z.string(),
   agentId: z.string(),
@@ -193,9 +193,9 @@ export const LoopRecordSchema = z.object({
   childrenLoopIds: z.array(z.string()),
   childLoopRefs: z.array(ChildLoopRefSchema),
   parallelGroup: ParallelGroupRecordSchema.optional(),
-});
+}));
 
-export const SessionSchema = z.object({
+export const SessionSchema = z.lazy(() => z.object({
   version: z.literal(1),
   sessionId: z.string().min(1),
   agentId: z.string(),
@@ -204,7 +204,7 @@ export const SessionSchema = z.object({
   formation: SessionFormationSchema,
   parentSpawnRef: SpawnRefSchema.optional(),
   loops: z.array(LoopRecordSchema),
-});
+}));
 
 /** Validates parsed JSON as a Session; the zod error names the first bad path. */
 export function parseSession(raw: unknown): z.ZodSafeParseResult<Session> {

@@ -6,11 +6,12 @@ import { locateIssue } from './zod-issue.js';
 
 /**
  * zod schemas for everything loaded from JSON. They run at the boundaries (restore, session
- * load, tool arguments), never on the streaming hot path.
+ * load, tool arguments), never on the streaming hot path. Each is a `z.lazy`, built on its first
+ * parse, so that `import 'phi-rx'` does no schema work.
  */
 
-export const TextContentSchema = z.object({ type: z.literal('text'), text: z.string() });
-export const ImageContentSchema = z
+export const TextContentSchema = z.lazy(() => z.object({ type: z.literal('text'), text: z.string() }));
+export const ImageContentSchema = z.lazy(() => z
   .object({ type: z.literal('image'), data: z.string(), mimeType: z.string().optional(), mime_type: z.string().optional() })
   .transform((v, ctx) => {
     const mimeType = v.mimeType ?? v.mime_type;
@@ -19,24 +20,24 @@ export const ImageContentSchema = z
       return z.NEVER;
     }
     return { type: 'image' as const, data: v.data, mimeType };
-  });
-export const ThinkingContentSchema = z.object({
+  }));
+export const ThinkingContentSchema = z.lazy(() => z.object({
   type: z.literal('thinking'),
   thinking: z.string(),
   signature: z.string().optional(),
   redacted: z.boolean().optional(),
-});
-export const ToolCallSchema = z.object({
+}));
+export const ToolCallSchema = z.lazy(() => z.object({
   type: z.literal('toolCall'),
   id: z.string(),
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
-});
+}));
 
-export const UserContentSchema = z.union([TextContentSchema, ImageContentSchema]);
-export const AssistantContentSchema = z.discriminatedUnion('type', [TextContentSchema, ThinkingContentSchema, ToolCallSchema]);
+export const UserContentSchema = z.lazy(() => z.union([TextContentSchema, ImageContentSchema]));
+export const AssistantContentSchema = z.lazy(() => z.discriminatedUnion('type', [TextContentSchema, ThinkingContentSchema, ToolCallSchema]));
 
-export const UsageSchema = z
+export const UsageSchema = z.lazy(() => z
   .object({
     input: z.number().default(0),
     output: z.number().default(0),
@@ -55,21 +56,21 @@ export const UsageSchema = z
     cacheRead: u.cacheRead ?? u.cache_read ?? 0,
     cacheWrite: u.cacheWrite ?? u.cache_write ?? 0,
     totalTokens: u.totalTokens ?? u.total_tokens ?? 0,
-  }));
+  })));
 
-export const StopReasonSchema = z.enum(STOP_REASONS as [StopReason, ...StopReason[]]);
-export const TurnIdSchema = z.object({ loopId: z.string(), turnIndex: z.number() });
+export const StopReasonSchema = z.lazy(() => z.enum(STOP_REASONS as [StopReason, ...StopReason[]]));
+export const TurnIdSchema = z.lazy(() => z.object({ loopId: z.string(), turnIndex: z.number() }));
 
-const turnId = { turnId: TurnIdSchema.optional() };
+const turnId = { get turnId() { return TurnIdSchema.optional(); } };
 
-export const UserMessageSchema = z.object({
+export const UserMessageSchema = z.lazy(() => z.object({
   role: z.literal('user'),
   content: z.union([z.string().transform((t) => [{ type: 'text' as const, text: t }]), z.array(UserContentSchema)]),
   timestamp: z.number().default(0),
   ...turnId,
-});
+}));
 
-export const AssistantMessageSchema = z
+export const AssistantMessageSchema = z.lazy(() => z
   .object({
     role: z.literal('assistant'),
     content: z.array(AssistantContentSchema),
@@ -87,9 +88,9 @@ export const AssistantMessageSchema = z
     const message = { ...rest, stopReason: stopReason ?? stop_reason ?? 'stop' };
     const err = errorMessage ?? error_message;
     return err === undefined ? message : { ...message, errorMessage: err };
-  });
+  }));
 
-export const ToolResultMessageSchema = z
+export const ToolResultMessageSchema = z.lazy(() => z
   .object({
     role: z.literal('toolResult'),
     toolCallId: z.string().optional(),
@@ -120,23 +121,23 @@ export const ToolResultMessageSchema = z
       ...(v.turnId === undefined ? {} : { turnId: v.turnId }),
     };
     return out;
-  });
+  }));
 
-export const ExtensionMessageSchema = z.object({
+export const ExtensionMessageSchema = z.lazy(() => z.object({
   role: z.literal('extension'),
   kind: z.string(),
   data: z.unknown(),
   timestamp: z.number().optional(),
-});
+}));
 
-export const AgentMessageSchema = z.discriminatedUnion('role', [
+export const AgentMessageSchema = z.lazy(() => z.discriminatedUnion('role', [
   UserMessageSchema,
   AssistantMessageSchema,
   ToolResultMessageSchema,
   ExtensionMessageSchema,
-]);
+]));
 
-export const AgentMessagesSchema = z.array(AgentMessageSchema);
+export const AgentMessagesSchema = z.lazy(() => z.array(AgentMessageSchema));
 
 /** `messages[3].content[0].type` from a zod issue path. */
 export function formatPath(root: string, path: ReadonlyArray<PropertyKey>): string {

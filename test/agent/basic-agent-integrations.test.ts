@@ -3,7 +3,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lastValueFrom, toArray } from 'rxjs';
-import { BasicAgent, Evaluation, textOf, type AgentEvent } from '../../src/index.js';
+import { BasicAgent, Evaluation, runToEnd, textOf, type AgentEvent } from '../../src/index.js';
 import { SkillSet } from '../../src/tools/index.js';
 import { recordSession, SessionRecorder, sessionQueries } from '../../src/session/index.js';
 import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
@@ -33,7 +33,7 @@ describe('BasicAgent integrations', () => {
     const connection = await agent.withMcpServerStdio({ command: process.execPath, args: ['--import', 'tsx', testServer], cwd: repoRoot }, { prefix: 'test' });
     cleanups.push(() => connection.close());
     expect(agent.toolList.map((t) => t.name)).toContain('test__echo');
-    const end = await agent.run('echo');
+    const end = await runToEnd(agent.prompt('echo'));
     const result = end.messages.find((m) => m.role === 'toolResult')!;
     expect(textOf(result as never)).toContain('over MCP');
     expect(result).toMatchObject({ isError: false });
@@ -52,7 +52,7 @@ describe('BasicAgent integrations', () => {
     const agent = new BasicAgent({ model: scriptedModel(), provider });
     const loaded = await agent.withOpenApiSpec(spec);
     expect(loaded.tools.map((t) => t.name)).toEqual(['showPetById']);
-    const end = await agent.run('who is pet 1?');
+    const end = await runToEnd(agent.prompt('who is pet 1?'));
     expect(textOf(end.messages.find((m) => m.role === 'toolResult') as never)).toMatch(/^GET http:\/\/127\.0\.0\.1:\d+\/v1\/pets\/1 → 200\n\n.*Rex/s);
   });
 

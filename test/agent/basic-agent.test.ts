@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { lastValueFrom, toArray } from 'rxjs';
-import { BasicAgent, textOf, type AgentEvent } from '../../src/index.js';
+import { BasicAgent, runToEnd, textOf, type AgentEvent } from '../../src/index.js';
 import { scriptedProvider, scriptedModel, type ScriptStep } from '../../src/testing/index.js';
 import { addTool, testScheduler } from './helpers.js';
 
@@ -14,7 +14,7 @@ function agent(script: ScriptStep[], extra: Partial<ConstructorParameters<typeof
 describe('BasicAgent', () => {
   it('prompts, keeps the conversation, and numbers loops per config: {sessionId}.{configId}.{N}', async () => {
     const { agent: a } = agent([{ text: 'one' }, { text: 'two' }]);
-    const first = await a.run('hi');
+    const first = await runToEnd(a.prompt('hi'));
     expect(first.loopId).toBe('id2.scripted-scripted-model.1');
     await a.run('again');
     expect(a.lastLoopId).toBe('id2.scripted-scripted-model.2');

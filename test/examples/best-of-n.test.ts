@@ -22,7 +22,7 @@ describe('examples/best-of-n', () => {
   });
 
   it('runs as a program', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/best-of-n.ts'], { cwd: repoRoot, timeout: 20_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=phi-rx-source', '--import', 'tsx', 'examples/best-of-n.ts'], { cwd: repoRoot, timeout: 20_000 });
     expect(stdout).toMatch(/selected best-of-n\.thorough\.1/);
   });
 });

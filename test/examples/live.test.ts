@@ -23,7 +23,7 @@ describe('examples/live.ts', () => {
   });
 
   it('run as a program with no key, prints its message and exits 0', () => {
-    const child = spawnSync(process.execPath, ['--import', 'tsx', 'examples/live.ts'], {
+    const child = spawnSync(process.execPath, ['--conditions=phi-rx-source', '--import', 'tsx', 'examples/live.ts'], {
       cwd: repoRoot,
       env: envWithoutKeys(),
       encoding: 'utf8',

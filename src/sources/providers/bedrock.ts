@@ -6,6 +6,7 @@ import type { ImageContent } from '../../types/content.js';
 import type { ThinkingLevel } from '../../types/config.js';
 import { ProviderError } from '../../types/errors.js';
 import { classifyStreamError, excerpt, joinUrl, redactSecrets } from '../http/index.js';
+import { loadOptionalPeer } from '../optional-peer.js';
 import type { AssistantMessageBuilder } from './message-builder.js';
 import {
   compact,
@@ -199,8 +200,8 @@ let decoderPromise: Promise<EventStreamDecoder> | undefined;
 export function loadEventStreamDecoder(): Promise<EventStreamDecoder> {
   decoderPromise ??= (async () => {
     const [{ EventStreamCodec }, { toUtf8, fromUtf8 }] = await Promise.all([
-      import('@smithy/eventstream-codec'),
-      import('@smithy/util-utf8'),
+      loadOptionalPeer('@smithy/eventstream-codec', 'The Bedrock provider', () => import('@smithy/eventstream-codec')),
+      loadOptionalPeer('@smithy/util-utf8', 'The Bedrock provider', () => import('@smithy/util-utf8')),
     ]);
     return new EventStreamCodec(toUtf8, fromUtf8) as EventStreamDecoder;
   })();
@@ -468,7 +469,10 @@ export async function signBedrockRequest(
   region: string,
   credentials: AwsCredentials,
 ): Promise<Record<string, string>> {
-  const [{ SignatureV4 }, { Sha256 }] = await Promise.all([import('@smithy/signature-v4'), import('@aws-crypto/sha256-js')]);
+  const [{ SignatureV4 }, { Sha256 }] = await Promise.all([
+    loadOptionalPeer('@smithy/signature-v4', 'Bedrock request signing', () => import('@smithy/signature-v4')),
+    loadOptionalPeer('@aws-crypto/sha256-js', 'Bedrock request signing', () => import('@aws-crypto/sha256-js')),
+  ]);
   const target = new URL(url);
   const signer = new SignatureV4({ credentials, region, service: 'bedrock', sha256: Sha256 });
   const query: Record<string, string> = {};

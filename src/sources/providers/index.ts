@@ -17,6 +17,7 @@ export * from './google.js';
 export * from './google-vertex.js';
 export * from './bedrock.js';
 export * from './models-b.js';
+export * from './model-ids.js';
 export * from './credentials.js';
 export * from './builtin-b.js';
 export * from '../../operators/circuit-breaker.js';

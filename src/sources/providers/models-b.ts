@@ -3,6 +3,7 @@ import { ANTHROPIC_MODELS, OPENAI_MODELS } from './models.js';
 import type { ModelOptions } from './models.js';
 import { buildModelConfig, GEMINI_BASE_URL, knownModel, OPENAI_BASE_URL } from './model-catalog.js';
 import type { KnownModelInfo } from './model-catalog.js';
+import type { BedrockModelId, GeminiModelId, OpenAiModelId } from './model-ids.js';
 
 /**
  * ModelConfig constructors for the OpenAI Responses API, Gemini, Vertex AI and Bedrock
@@ -31,7 +32,7 @@ export interface OpenAiResponsesOptions extends ModelOptions {
  * const model = openaiResponses('gpt-5', { maxTokens: 8192 });
  * const viaOpenRouter = openaiResponses('openai/gpt-oss-20b', { provider: 'openrouter', baseUrl: 'https://openrouter.ai/api/v1' });
  */
-export function openaiResponses(id: string, options: OpenAiResponsesOptions = {}): ModelConfig {
+export function openaiResponses(id: OpenAiModelId, options: OpenAiResponsesOptions = {}): ModelConfig {
   const { provider = 'openai', ...rest } = options;
   return buildModelConfig(
     { id, api: 'openai-responses', provider, baseUrl: OPENAI_BASE_URL },
@@ -59,7 +60,7 @@ export const GEMINI_MODELS: Readonly<Record<string, KnownModelInfo>> = {
  * @example
  * const model = google('gemini-2.5-flash');
  */
-export function google(id: string, options: ModelOptions = {}): ModelConfig {
+export function google(id: GeminiModelId, options: ModelOptions = {}): ModelConfig {
   return buildModelConfig({ id, api: 'google-generative-ai', provider: 'google', baseUrl: GEMINI_BASE_URL }, knownModel(GEMINI_MODELS, id), options);
 }
 
@@ -78,7 +79,7 @@ export interface GoogleVertexOptions extends ModelOptions {
  * @example
  * const model = googleVertex('gemini-2.5-pro', { project: 'my-project', region: 'us-central1' });
  */
-export function googleVertex(id: string, options: GoogleVertexOptions = {}): ModelConfig {
+export function googleVertex(id: GeminiModelId, options: GoogleVertexOptions = {}): ModelConfig {
   return buildModelConfig({ id, api: 'google-vertex', provider: 'google-vertex' }, knownModel(GEMINI_MODELS, id), options);
 }
 
@@ -116,6 +117,6 @@ export interface BedrockOptions extends ModelOptions {
  * @example
  * const model = bedrock('us.amazon.nova-micro-v1:0', { region: 'us-east-1' });
  */
-export function bedrock(id: string, options: BedrockOptions = {}): ModelConfig {
+export function bedrock(id: BedrockModelId, options: BedrockOptions = {}): ModelConfig {
   return buildModelConfig({ id, api: 'bedrock-converse-stream', provider: 'bedrock' }, bedrockInfo(id), options);
 }

@@ -2,6 +2,7 @@ import type { CostConfig } from '../../types/usage.js';
 import type { ModelConfig, OpenAiCompat } from '../../types/provider.js';
 import { buildModelConfig, knownModel } from './model-catalog.js';
 import type { KnownModelInfo } from './model-catalog.js';
+import type { AnthropicModelId, OpenAiModelId } from './model-ids.js';
 
 /**
  * ModelConfig constructors for Anthropic, OpenAI Chat Completions, Azure OpenAI and the
@@ -46,7 +47,7 @@ export const ANTHROPIC_MODELS: Readonly<Record<string, KnownModelInfo>> = {
  * @example
  * const model = anthropic('claude-sonnet-4-5', { maxTokens: 4096 });
  */
-export function anthropic(id: string, options: ModelOptions = {}): ModelConfig {
+export function anthropic(id: AnthropicModelId, options: ModelOptions = {}): ModelConfig {
   return buildModelConfig(
     { id, api: 'anthropic-messages', provider: 'anthropic', baseUrl: 'https://api.anthropic.com' },
     knownModel(ANTHROPIC_MODELS, id),
@@ -100,7 +101,7 @@ export function openAiCompatFor(id: string): OpenAiCompat {
  * @example
  * const model = openai('gpt-4o-mini');
  */
-export function openai(id: string, options: ModelOptions & { compat?: Partial<OpenAiCompat> } = {}): ModelConfig {
+export function openai(id: OpenAiModelId, options: ModelOptions & { compat?: Partial<OpenAiCompat> } = {}): ModelConfig {
   const { compat, ...rest } = options;
   return buildModelConfig(
     {

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'PHI_RX_LIVE_MODEL', 'PHI_RX_PROVIDER', 'PHI_RX_BASE_URL'];
+
+/** What each example must print when run as a program with no API key: proof it did its job. */
+const EXPECTED: Record<string, RegExp> = {
+  'best-of-n.ts': /started 3 branches/,
+  'call-tool.ts': /add\(\{ a: 2, b: 40 \}\) → 42\nadd\.validate\(\{ a: 'two' \}\) → rejected: arguments\.a:/,
+  'custom-operator.ts': /model saw: \[ 'customer 42: Ada Lovelace, card \[card\], \[email\]' \]/,
+  'live.ts': /set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY to run against a real API/,
+  'mcp.ts': /echo -> Echo: hello from phi-rx/,
+  'models.ts': /anthropic-messages +claude-sonnet-4-5 +context 200000, \$3 \/ \$15/,
+  'openapi.ts': /GET http:\/\/127\.0\.0\.1:\d+\/v1\/pets\?limit=1 → 200/,
+  'quickstart.ts': /agent › Pack a light jacket for Paris evenings\./,
+  'record-and-replay.ts': /identical sequence: true/,
+  'render.ts': /agent › Hello! Every event of this run is rendered as it arrives\.\n\n\[done: stop, 2 new messages/,
+  'sub-agent.ts': /\[researcher\] Tokyo/,
+  'tools.ts': /Wrote \d+ B to src\/greet\.ts \(new file\)/,
+  'tracing.ts': /invoke_agent coordinator\n {2}chat coordinator-model\n {2}execute_tool researcher\n {4}invoke_agent researcher/,
+};
+
+const examples = readdirSync(path.join(repoRoot, 'examples')).filter((f) => f.endsWith('.ts')).sort();
+
+function envWithoutKeys(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of KEYS) delete env[name];
+  return env;
+}
+
+describe('every example runs as a program', () => {
+  it('each example has an expectation here and a row in examples/README.md', () => {
+    expect(Object.keys(EXPECTED).sort()).toEqual(examples);
+    const readme = readFileSync(path.join(repoRoot, 'examples/README.md'), 'utf8');
+    for (const file of examples) expect(readme, file).toContain(`[${file}](${file})`);
+  });
+
+  it('each imports phi-rx as a user would, never ../src', () => {
+    for (const file of examples) {
+      const source = readFileSync(path.join(repoRoot, 'examples', file), 'utf8');
+      expect(source, file).not.toMatch(/from '\.\.\/src/);
+    }
+  });
+
+  it.each(examples)('%s exits 0 and prints what it did', async (file) => {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=phi-rx-source', '--import', 'tsx', path.join('examples', file)], {
+      cwd: repoRoot,
+      env: envWithoutKeys(),
+      timeout: 30_000,
+    });
+    expect(stdout).toMatch(EXPECTED[file]!);
+  });
+});
