@@ -2,7 +2,6 @@ import type {
   AgentEndEvent,
   AgentEvent,
   AgentStartEvent,
-  MessageUpdateEvent,
   ParallelLoopEndEvent,
   ParallelLoopStartEvent,
   ToolExecutionEndEvent,
@@ -10,30 +9,16 @@ import type {
 import { errorMessage } from '../types/errors.js';
 import { Usage } from '../types/usage.js';
 import { LOOP_EVENT_TYPES, LoopStatus } from './model.js';
-import type { ChildLoopRef, LoopRecord, RecordedEvent, Session, SessionFormation } from './model.js';
+import type { LoopRecord, Session } from './model.js';
 import { totalUsage } from './queries.js';
 import type { AgentEventSink } from '../operators/record-session.js';
+import { SessionFormationPolicy, SessionTable, touch } from './session-formation.js';
+import type { SessionHook, SessionState } from './session-formation.js';
+import { isOpen, isString, isUsage, linkContinuation, placeByStart, upsertChildRef, withoutLiveMessage } from './loop-record.js';
+import type { LoopEntry } from './loop-record.js';
 
-/**
- * When the recorder opens a new Session record.
- * - `PerSessionId`: one record per `sessionId` the events carry (the agent decides, e.g. with
- *   `newSession()` / `checkAndRotate()`).
- * - `InactivityTimeout(ms)`: as above, and a loop that starts more than `ms` after the session's
- *   last event (event timestamps, so virtual time under TestScheduler) while none of its loops is
- *   open closes the record and opens `"{sessionId}~{n}"`.
- */
-export type SessionFormationPolicy = { kind: 'perSessionId' } | { kind: 'inactivityTimeout'; idleMs: number };
-
-export const SessionFormationPolicy = {
-  PerSessionId: { kind: 'perSessionId' } as SessionFormationPolicy,
-  InactivityTimeout(idleMs: number): SessionFormationPolicy {
-    if (!(idleMs >= 0)) throw new RangeError(`InactivityTimeout needs idleMs >= 0, got ${idleMs}`);
-    return { kind: 'inactivityTimeout', idleMs };
-  },
-};
-
-/** A session-level hook (spec 003 `before_task` / `after_task`). Its result is not awaited. */
-export type SessionHook = (session: Session) => void | Promise<void>;
+export { SessionFormationPolicy } from './session-formation.js';
+export type { SessionHook } from './session-formation.js';
 
 export interface SessionRecorderConfig {
   /** Default `SessionFormationPolicy.PerSessionId`. */
@@ -53,26 +38,6 @@ export interface SessionRecorderConfig {
   maxOrphanEvents?: number;
 }
 
-interface SessionState {
-  session: Session;
-  /** The sessionId the events carry; differs from `session.sessionId` after a rotation. */
-  baseId: string;
-  /** Loops announced or started and not yet ended. */
-  open: number;
-  completed: boolean;
-}
-
-interface LoopEntry {
-  record: LoopRecord;
-  state: SessionState;
-  /** Its AgentStart has been seen (a parallel branch is known earlier, as Pending). */
-  started: boolean;
-}
-
-
-const isOpen = (r: LoopRecord): boolean => r.status === LoopStatus.Running || r.status === LoopStatus.Pending;
-const isString = (v: unknown): v is string => typeof v === 'string';
-
 /**
  * Folds AgentEvents into Session / LoopRecord trees (spec 000 §4). Feed it every event with
  * `onEvent` (or pipe the stream through `recordSession(recorder)`).
@@ -83,18 +48,12 @@ const isString = (v: unknown): v is string => typeof v === 'string';
  * counted in `warnings`.
  */
 export class SessionRecorder implements AgentEventSink {
-  private readonly policy: SessionFormationPolicy;
   private readonly streaming: boolean;
   private readonly config: SessionRecorderConfig;
   private readonly maxOrphans: number;
 
-  /** Every retained session (open and completed-not-drained), by recorded id. */
-  private readonly states = new Map<string, SessionState>();
-  /** Event sessionId -> the recorded id it currently writes to (differs after rotations). */
-  private readonly current = new Map<string, string>();
-  private readonly rotations = new Map<string, number>();
-  /** Completed sessions in completion order, for `drainCompleted`. */
-  private completedOrder: SessionState[] = [];
+  /** The session records, open and completed-not-drained. */
+  private readonly table: SessionTable;
   private readonly loops = new Map<string, LoopEntry>();
   /** Work waiting for a loop id to become known (links to a parent or child not seen yet). */
   private readonly waiting = new Map<string, Array<(entry: LoopEntry) => void>>();
@@ -109,7 +68,9 @@ export class SessionRecorder implements AgentEventSink {
 
   constructor(config: SessionRecorderConfig = {}) {
     this.config = config;
-    this.policy = config.formation ?? SessionFormationPolicy.PerSessionId;
+    this.table = new SessionTable(config.formation ?? SessionFormationPolicy.PerSessionId, config, (message, event) =>
+      this.warn(message, event),
+    );
     this.streaming = config.recordStreamingEvents ?? false;
     this.maxOrphans = config.maxOrphanEvents ?? 10_000;
   }
@@ -146,7 +107,7 @@ export class SessionRecorder implements AgentEventSink {
       this.orphans.clear();
       this.orphanCount = 0;
     }
-    for (const state of this.states.values()) this.complete(state);
+    this.table.completeAll();
   }
 
   /**
@@ -154,13 +115,7 @@ export class SessionRecorder implements AgentEventSink {
    * finished work periodically. Returns how many it completed.
    */
   checkpoint(): number {
-    let count = 0;
-    for (const state of this.states.values()) {
-      if (state.completed || state.open > 0) continue;
-      this.complete(state);
-      count++;
-    }
-    return count;
+    return this.table.checkpoint();
   }
 
   /**
@@ -169,11 +124,8 @@ export class SessionRecorder implements AgentEventSink {
    * would replace the one handed over here.
    */
   drainCompleted(): Session[] {
-    const drained = this.completedOrder;
-    this.completedOrder = [];
+    const drained = this.table.drain();
     for (const state of drained) {
-      this.states.delete(state.session.sessionId);
-      if (this.current.get(state.baseId) === state.session.sessionId) this.current.delete(state.baseId);
       for (const loop of state.session.loops) this.loops.delete(loop.loopId);
     }
     return drained.map((s) => s.session);
@@ -181,11 +133,11 @@ export class SessionRecorder implements AgentEventSink {
 
   /** Every session the recorder holds, completed or in progress, in the order they were opened. */
   sessions(): Session[] {
-    return [...this.states.values()].map((s) => s.session);
+    return this.table.all().map((s) => s.session);
   }
 
   getSession(sessionId: string): Session | undefined {
-    return this.states.get(sessionId)?.session;
+    return this.table.get(sessionId)?.session;
   }
 
   /** The record of a loop that has started (or been announced) and not yet ended. */
@@ -233,7 +185,7 @@ export class SessionRecorder implements AgentEventSink {
     if (known?.started) return this.warn(`duplicate AgentStart for loop ${e.loopId}`, e);
 
     // A loop announced by ParallelLoopStart is known before it starts, and may even have ended.
-    const entry = known ?? this.newLoop(e.loopId, this.sessionFor(e.sessionId, e.agentId, e.timestamp), e.timestamp);
+    const entry = known ?? this.newLoop(e.loopId, this.table.sessionFor(e.sessionId, e.agentId, e.timestamp), e.timestamp);
     const { record, state } = entry;
     entry.started = true;
     record.agentId = e.agentId;
@@ -249,14 +201,14 @@ export class SessionRecorder implements AgentEventSink {
     record.events.unshift(e);
     touch(state, e.timestamp);
     if (!known) this.register(entry);
-    if (e.parentLoopId !== undefined) this.whenKnown(e.parentLoopId, (parent) => this.linkContinuation(parent, entry));
+    if (e.parentLoopId !== undefined) this.whenKnown(e.parentLoopId, (parent) => linkContinuation(parent, entry));
   }
 
   private onParallelStart(e: ParallelLoopStartEvent): void {
     if (!isString(e.sessionId) || !Array.isArray(e.loopIds) || !e.loopIds.every(isString)) {
       return this.warn('ParallelLoopStart needs a sessionId and string loopIds', e);
     }
-    const state = this.sessionFor(e.sessionId, '', e.timestamp);
+    const state = this.table.sessionFor(e.sessionId, '', e.timestamp);
     const allLoopIds = [...e.loopIds];
     for (const loopId of allLoopIds) {
       let entry = this.loops.get(loopId);
@@ -317,27 +269,6 @@ export class SessionRecorder implements AgentEventSink {
     record.usage = isUsage(e.usage) ? { ...e.usage } : Usage.empty();
   }
 
-  /** A loop started with `parentLoopId`: a continuation in its session, or a sub-agent's first loop. */
-  private linkContinuation(parent: LoopEntry, child: LoopEntry): void {
-    if (parent.state.baseId === child.state.baseId) {
-      // A continuation across an inactivity rotation stays a root of its new session.
-      if (parent.state === child.state) pushOnce(parent.record.childrenLoopIds, child.record.loopId);
-      return;
-    }
-    upsertChildRef(parent.record, {
-      toolCallId: '',
-      toolName: '',
-      childLoopId: child.record.loopId,
-      childSessionId: child.state.session.sessionId,
-    });
-    child.state.session.parentSpawnRef ??= {
-      parentSessionId: parent.state.session.sessionId,
-      parentLoopId: parent.record.loopId,
-      toolCallId: '',
-      toolName: '',
-    };
-  }
-
   /** A tool's result named the loop it spawned. */
   private linkSpawn(parent: LoopEntry, e: ToolExecutionEndEvent): void {
     const { toolCallId, toolName } = e;
@@ -360,55 +291,6 @@ export class SessionRecorder implements AgentEventSink {
         };
       }
     });
-  }
-
-  /** The session record a new loop of `sessionId` belongs to, opening or rotating one as the policy says. */
-  private sessionFor(sessionId: string, agentId: string, timestamp: number): SessionState {
-    const state = this.states.get(this.current.get(sessionId) ?? sessionId);
-    if (!state) return this.openSession(sessionId, sessionId, agentId, { kind: 'firstLoop', timestamp });
-    if (this.policy.kind === 'inactivityTimeout' && state.open === 0 && timestamp - state.session.lastActiveAt > this.policy.idleMs) {
-      this.complete(state);
-      const n = (this.rotations.get(sessionId) ?? 1) + 1;
-      this.rotations.set(sessionId, n);
-      return this.openSession(`${sessionId}~${n}`, sessionId, agentId || state.session.agentId, {
-        kind: 'inactivityTimeout',
-        timestamp,
-        idleMs: this.policy.idleMs,
-        previousSessionId: state.session.sessionId,
-      });
-    }
-    if (state.completed) this.reopen(state);
-    return state;
-  }
-
-  private openSession(id: string, baseId: string, agentId: string, formation: SessionFormation): SessionState {
-    const session: Session = {
-      version: 1,
-      sessionId: id,
-      agentId,
-      createdAt: formation.timestamp,
-      lastActiveAt: formation.timestamp,
-      formation,
-      loops: [],
-    };
-    const state: SessionState = { session, baseId, open: 0, completed: false };
-    this.states.set(id, state);
-    if (id !== baseId) this.current.set(baseId, id);
-    this.callHook(this.config.beforeTask, session);
-    return state;
-  }
-
-  private complete(state: SessionState): void {
-    if (state.completed) return;
-    state.completed = true;
-    this.completedOrder.push(state);
-    this.callHook(this.config.afterTask, state.session);
-  }
-
-  /** A completed (not yet drained) session that gets a new loop is in progress again. */
-  private reopen(state: SessionState): void {
-    state.completed = false;
-    this.completedOrder = this.completedOrder.filter((s) => s !== state);
   }
 
   private newLoop(loopId: string, state: SessionState, startedAt: number): LoopEntry {
@@ -464,18 +346,6 @@ export class SessionRecorder implements AgentEventSink {
     this.orphanCount++;
   }
 
-  private callHook(hook: SessionHook | undefined, session: Session): void {
-    if (!hook) return;
-    try {
-      const result = hook(session);
-      if (result && typeof result.then === 'function') {
-        result.then(undefined, (e: unknown) => this.warn(`session hook failed: ${errorMessage(e)}`, undefined));
-      }
-    } catch (e) {
-      this.warn(`session hook failed: ${errorMessage(e)}`, undefined);
-    }
-  }
-
   private warn(message: string, event: unknown): void {
     this.warningCount++;
     try {
@@ -484,46 +354,4 @@ export class SessionRecorder implements AgentEventSink {
       // A failing warning listener must not turn into a failing recorder.
     }
   }
-}
-
-/** Widens the session's time span; events may arrive out of order, so both ends can move. */
-function touch(state: SessionState, timestamp: number): void {
-  if (typeof timestamp !== 'number') return;
-  const session = state.session;
-  if (timestamp > session.lastActiveAt) session.lastActiveAt = timestamp;
-  if (timestamp < session.createdAt) {
-    session.createdAt = timestamp;
-    if (session.formation.kind === 'firstLoop') session.formation.timestamp = timestamp;
-  }
-}
-
-/** Inserts (or moves) `record` so the list stays ordered by start time; ties keep arrival order. */
-function placeByStart(loops: LoopRecord[], record: LoopRecord): void {
-  const at = loops.indexOf(record);
-  if (at >= 0) loops.splice(at, 1);
-  let i = loops.length;
-  while (i > 0 && loops[i - 1]!.startedAt > record.startedAt) i--;
-  loops.splice(i, 0, record);
-}
-
-function pushOnce(list: string[], value: string): void {
-  if (!list.includes(value)) list.push(value);
-}
-
-/** One ref per child; a ref learnt from a tool result supplies the tool call a bare link lacked. */
-function upsertChildRef(record: LoopRecord, ref: ChildLoopRef): void {
-  const existing = record.childLoopRefs.find((r) => r.childLoopId === ref.childLoopId);
-  if (!existing) record.childLoopRefs.push(ref);
-  else if (existing.toolCallId === '' && ref.toolCallId !== '') {
-    existing.toolCallId = ref.toolCallId;
-    existing.toolName = ref.toolName;
-  }
-}
-
-function withoutLiveMessage(e: MessageUpdateEvent): RecordedEvent {
-  return { type: 'MessageUpdate', loopId: e.loopId, delta: { ...e.delta }, timestamp: e.timestamp };
-}
-
-function isUsage(u: unknown): u is Usage {
-  return typeof u === 'object' && u !== null && typeof (u as Usage).input === 'number' && typeof (u as Usage).output === 'number';
 }
