@@ -14,7 +14,6 @@ export { runTool, TOOL_TEXTS, type ToolRunEmission } from './sources/tool-run.js
 export { ProviderRegistry, defaultProviderRegistry } from './sources/providers/registry.js';
 export { AssistantMessageBuilder } from './sources/providers/message-builder.js';
 export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptInput, type ContinueKindName } from './agent/basic-agent.js';
-export { scriptHooks, runScriptHook, ScriptHookError, type ScriptHookOptions, type ScriptHookContext, type ScriptHookCommands } from './agent/script-hooks.js';
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export * from './agent/parallel-index.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).

@@ -16,6 +16,13 @@ import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/in
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
 
+// Node-only integrations, loaded through variable specifiers so that browser bundlers of
+// `phi-rx` do not pull them (and their Node built-ins) in.
+const MCP_MODULE: string = '../mcp/index.js';
+const OPENAPI_MODULE: string = '../openapi/index.js';
+const loadMcp = () => import(/* @vite-ignore */ MCP_MODULE) as Promise<typeof import('../mcp/index.js')>;
+const loadOpenApi = () => import(/* @vite-ignore */ OPENAPI_MODULE) as Promise<typeof import('../openapi/index.js')>;
+
 /** Loop options a BasicAgent passes to every run (the agent owns signal, steering and follow-ups). */
 export type AgentRunOptions = Omit<AgentLoopConfig, 'signal' | 'steering' | 'followUp' | 'model'>;
 
@@ -190,29 +197,29 @@ export class BasicAgent {
 
   /** Spawns an MCP server (env passed explicitly) and adds its tools. Keep the connection to `close()` it. */
   async withMcpServerStdio(params: McpStdioParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    const { connectMcpStdio } = await import('../mcp/index.js');
+    const { connectMcpStdio } = await loadMcp();
     return this.addMcpTools(await connectMcpStdio(params), tools);
   }
 
   /** Connects to an MCP server over Streamable HTTP (falling back to SSE) and adds its tools. */
   async withMcpServerHttp(params: McpHttpParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    const { connectMcpHttp } = await import('../mcp/index.js');
+    const { connectMcpHttp } = await loadMcp();
     return this.addMcpTools(await connectMcpHttp(params), tools);
   }
 
   /** One tool per operation of an OpenAPI spec file (JSON or YAML). Returns the warnings too. */
   async withOpenApiFile(file: string, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromFile } = await import('../openapi/index.js');
+    const { openApiToolsFromFile } = await loadOpenApi();
     return this.addOpenApiTools(await openApiToolsFromFile(file, config, filter));
   }
 
   async withOpenApiUrl(url: string | URL, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromUrl } = await import('../openapi/index.js');
+    const { openApiToolsFromUrl } = await loadOpenApi();
     return this.addOpenApiTools(await openApiToolsFromUrl(url, config, filter));
   }
 
   async withOpenApiSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromSpec } = await import('../openapi/index.js');
+    const { openApiToolsFromSpec } = await loadOpenApi();
     return this.addOpenApiTools(await openApiToolsFromSpec(spec, config, filter));
   }
 
