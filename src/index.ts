@@ -19,3 +19,4 @@ export * from './agent/parallel-index.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';
 export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-b.js';
+export * from './view/index.js';
