@@ -40,7 +40,7 @@ async function bundleForBrowser(specifier: string) {
 }
 
 describe('browser bundles (esbuild, platform browser)', () => {
-  for (const specifier of ['phi-rx', 'phi-rx/testing', 'phi-rx/providers']) {
+  for (const specifier of ['phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/transport']) {
     it(`${specifier} bundles with no Node built-in and no unresolved import`, async () => {
       const result = await bundleForBrowser(specifier);
       const imports = Object.values(result.metafile.inputs).flatMap((input) => input.imports.map((i) => i.path));

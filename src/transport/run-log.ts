@@ -1,0 +1,89 @@
+import { concat, defer, EMPTY, from, type Observable, Subject, type Subscription, throwError } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import { encodeSseEvent, encodeTransportFrame, EventStreamError, TRANSPORT_EVENTS } from './wire.js';
+
+/** One serialized frame of a run, with its id. */
+export interface LoggedFrame {
+  readonly id: number;
+  readonly text: string;
+}
+
+/**
+ * A run's events, serialized as they happen into SSE frames with ids 1, 2, 3 ..., kept in a
+ * bounded replay buffer (the last `capacity` frames) for resuming clients. Subscribes to the
+ * run at once: the run is hot and runs once however many clients watch it. A run that fails
+ * gets a `phi-rx:error` frame (`RunFailed`); every run ends with a `phi-rx:end` frame.
+ */
+export class RunLog {
+  private readonly frames: LoggedFrame[] = [];
+  private readonly live = new Subject<LoggedFrame>();
+  private nextId = 1;
+  private ended = false;
+  private readonly subscription: Subscription;
+
+  constructor(
+    events$: Observable<AgentEvent>,
+    private readonly capacity = 10_000,
+  ) {
+    if (!(capacity >= 1)) throw new RangeError(`RunLog: capacity must be at least 1, got ${capacity}`);
+    this.subscription = events$.subscribe({
+      next: (event) => this.append(encodeSseEvent(this.nextId, event)),
+      error: (error: unknown) => {
+        this.append(encodeTransportFrame(TRANSPORT_EVENTS.error, { code: 'RunFailed', message: `the run failed: ${error instanceof Error ? error.message : String(error)}` }, this.nextId));
+        this.finish();
+      },
+      complete: () => this.finish(),
+    });
+  }
+
+  /** True once the run completed or failed. */
+  get isOver(): boolean {
+    return this.ended;
+  }
+
+  /** Id of the last frame written (0 before the first). */
+  get lastId(): number {
+    return this.nextId - 1;
+  }
+
+  /**
+   * The frames after `afterId` (0: from the start), then the live ones until the run is over.
+   * Fails with an EventStreamError `ResumeGap` when frames after `afterId` fell out of the buffer.
+   */
+  framesAfter(afterId: number): Observable<LoggedFrame> {
+    return defer(() => {
+      const oldest = this.frames[0]?.id ?? this.nextId;
+      if (!Number.isInteger(afterId) || afterId < 0 || afterId > this.lastId) {
+        return throwError(() => new EventStreamError('ResumeGap', `Last-Event-ID ${afterId} is not an event of this run (its ids are 1..${this.lastId})`));
+      }
+      if (afterId + 1 < oldest) {
+        return throwError(
+          () => new EventStreamError('ResumeGap', `cannot resume after event ${afterId}: events ${afterId + 1}..${oldest - 1} fell out of the replay buffer (it holds ${oldest}..${this.lastId}); reload the run`),
+        );
+      }
+      const backlog = this.frames.slice(afterId + 1 - oldest);
+      const rest: Observable<LoggedFrame> = this.ended ? EMPTY : this.live.asObservable();
+      return concat(from(backlog), rest);
+    });
+  }
+
+  /** Stops the run (unsubscribes from it) if it is still going. */
+  dispose(): void {
+    this.subscription?.unsubscribe();
+    this.finish();
+  }
+
+  private append(text: string): void {
+    const frame = { id: this.nextId++, text };
+    this.frames.push(frame);
+    if (this.frames.length > this.capacity) this.frames.splice(0, this.frames.length - this.capacity);
+    this.live.next(frame);
+  }
+
+  private finish(): void {
+    if (this.ended) return;
+    this.append(encodeTransportFrame(TRANSPORT_EVENTS.end, {}, this.nextId));
+    this.ended = true;
+    this.live.complete();
+  }
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { createEventRebuilder, toSseFrames, toWireEvent, withHeartbeats } from '../../src/transport/index.js';
+import { runEvents } from '../view/fixtures.js';
+
+const scheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+
+describe('toSseFrames()', () => {
+  it('one frame per event: monotonic id, event type, compact JSON data with only the delta (marbles)', () => {
+    const { ev } = runEvents();
+    scheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold('-A-u-|', ev).pipe(toSseFrames({ firstId: 7 }))).toBe('-a-b-|', {
+        a: `id: 7\nevent: AgentStart\ndata: ${JSON.stringify(ev.A)}\n\n`,
+        b: 'id: 8\nevent: MessageUpdate\ndata: {"type":"MessageUpdate","loopId":"s.cfg.1","delta":{"type":"text","contentIndex":0,"delta":"Hel"},"timestamp":1}\n\n',
+      });
+    });
+  });
+
+  it('keeps a multi-line text on one data line', () => {
+    const { ev } = runEvents();
+    const update = { ...ev.u!, delta: { type: 'text' as const, contentIndex: 0, delta: 'a\nb\r\n\nc' } };
+    scheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold('a|', { a: update }).pipe(toSseFrames())).toBe('a|', {
+        a: `id: 1\nevent: MessageUpdate\ndata: ${JSON.stringify(toWireEvent(update))}\n\n`,
+      });
+    });
+    expect(JSON.stringify(toWireEvent(update))).not.toMatch(/[\r\n]/);
+  });
+});
+
+describe('withHeartbeats()', () => {
+  it('beats after each idle period, never while values flow (marbles)', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      expectObservable(cold('-a------b----|').pipe(withHeartbeats(3, 'h'))).toBe('-a--h--hb--h-|');
+    });
+  });
+
+  it('rejects a non-positive period', () => {
+    expect(() => withHeartbeats(0, 'h')).toThrow(/idleMs must be a positive number of ms, got 0/);
+  });
+});
+
+describe('createEventRebuilder()', () => {
+  it('gives each MessageUpdate its rebuilt partial and names the loop of an orphan delta', () => {
+    const { ev } = runEvents();
+    const rebuild = createEventRebuilder();
+    rebuild(toWireEvent(ev.M!));
+    const first = rebuild(toWireEvent(ev.u!));
+    const second = rebuild(toWireEvent(ev.v!));
+    expect(first.type === 'MessageUpdate' && first.message.content).toEqual([{ type: 'text', text: 'Hel' }]);
+    expect(second.type === 'MessageUpdate' && second.message.content).toEqual([{ type: 'text', text: 'Hello' }]);
+    expect(() => createEventRebuilder()(toWireEvent(ev.u!))).toThrow(/MessageUpdate for loop s\.cfg\.1 arrived before its MessageStart/);
+  });
+});
