@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { lastValueFrom, Subject, take, tap, toArray } from 'rxjs';
 import { type AgentEvent, agentLoop, userMessage } from '../../src/index.js';
-import { scriptedProvider } from '../../src/testing/index.js';
+import { scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { EventStreamError, fromEventStream, runCommands } from '../../src/transport/index.js';
 import { addTool, context, model } from '../agent/helpers.js';
 import { startHubServer, type HubServer } from './hub-server.js';
@@ -15,7 +15,7 @@ afterEach(async () => {
 const reply = 'The quick brown fox jumps over the lazy dog. '.repeat(6);
 
 /** A run whose events are recorded as JSON when they happen (the live partial is mutated later). */
-function recordedRun(script = [{ text: reply, chunkDelay: 1 }]) {
+function recordedRun(script: ScriptStep[] = [{ text: reply, chunkDelay: 1 }]) {
   const seen: string[] = [];
   const run$ = agentLoop([userMessage('Say it', 0)], context([addTool]), { model, provider: scriptedProvider(script), retry: false }).pipe(
     tap((e) => seen.push(JSON.stringify(e))),
