@@ -10,3 +10,4 @@ export * from './rebuild-events.js';
 export * from './from-event-stream.js';
 export * from './commands.js';
 export * from './run-log.js';
+export * from './coalesce-deltas.js';

@@ -1,6 +1,14 @@
-import { concat, defer, EMPTY, from, type Observable, Subject, type Subscription, throwError } from 'rxjs';
+import { concat, defer, EMPTY, from, type Observable, type SchedulerLike, Subject, type Subscription, throwError } from 'rxjs';
+import { coalesceDeltas } from './coalesce-deltas.js';
 import type { AgentEvent } from '../types/events.js';
 import { encodeSseEvent, encodeTransportFrame, EventStreamError, TRANSPORT_EVENTS } from './wire.js';
+
+export interface RunLogOptions {
+  /** Merge consecutive deltas of one block arriving within this many ms into one frame (default 0: those of one burst); `false`: one frame per event. */
+  coalesceDeltasMs?: number | false;
+  /** Time source of the coalescing window (default `asyncScheduler`). */
+  scheduler?: SchedulerLike;
+}
 
 /** One serialized frame of a run, with its id. */
 export interface LoggedFrame {
@@ -24,9 +32,12 @@ export class RunLog {
   constructor(
     events$: Observable<AgentEvent>,
     private readonly capacity = 10_000,
+    options: RunLogOptions = {},
   ) {
     if (!(capacity >= 1)) throw new RangeError(`RunLog: capacity must be at least 1, got ${capacity}`);
-    this.subscription = events$.subscribe({
+    const coalesce = options.coalesceDeltasMs ?? 0;
+    const source = coalesce === false ? events$ : events$.pipe(coalesceDeltas(coalesce, options.scheduler));
+    this.subscription = source.subscribe({
       next: (event) => this.append(encodeSseEvent(this.nextId, event)),
       error: (error: unknown) => {
         this.append(encodeTransportFrame(TRANSPORT_EVENTS.error, { code: 'RunFailed', message: `the run failed: ${error instanceof Error ? error.message : String(error)}` }, this.nextId));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { createEventRebuilder, toSseFrames, toWireEvent, withHeartbeats } from '../../src/transport/index.js';
+import { coalesceDeltas, createEventRebuilder, toSseFrames, toWireEvent, withHeartbeats } from '../../src/transport/index.js';
 import { runEvents } from '../view/fixtures.js';
 
 const scheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
@@ -50,5 +50,20 @@ describe('createEventRebuilder()', () => {
     expect(first.type === 'MessageUpdate' && first.message.content).toEqual([{ type: 'text', text: 'Hel' }]);
     expect(second.type === 'MessageUpdate' && second.message.content).toEqual([{ type: 'text', text: 'Hello' }]);
     expect(() => createEventRebuilder()(toWireEvent(ev.u!))).toThrow(/MessageUpdate for loop s\.cfg\.1 arrived before its MessageStart/);
+  });
+});
+
+describe('coalesceDeltas()', () => {
+  it('merges deltas of one block until another event, the window or the end (marbles)', () => {
+    const { ev } = runEvents();
+    const s = scheduler();
+    const merged = { ...ev.v!, delta: { type: 'text' as const, contentIndex: 0, delta: 'HelloHel' } };
+    s.run(({ cold, expectObservable }) => {
+      const source = cold('-u-v-u-c--d-|', ev);
+      // c names a new tool call: it flushes the text run and starts its own, which d extends
+      const call = { ...ev.d!, delta: { type: 'toolCall' as const, contentIndex: 1, delta: '{"city":"Paris"}', id: 'c1', name: 'weather' } };
+      expectObservable(source.pipe(coalesceDeltas(10, s))).toBe('-------m----(x|)', { m: { ...ev.u!, delta: merged.delta }, x: call });
+      expectObservable(cold('-u-v-------------|', ev).pipe(coalesceDeltas(5, s))).toBe('------a----------|', { a: { ...ev.v!, delta: { type: 'text', contentIndex: 0, delta: 'Hello' } } });
+    });
   });
 });

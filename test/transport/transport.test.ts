@@ -28,7 +28,7 @@ const text = (events: AgentEvent[]) =>
 
 describe('event transport over loopback HTTP', () => {
   it('a client gets every event, partial messages rebuilt from deltas, and completes on AgentEnd', async () => {
-    server = await startHubServer();
+    server = await startHubServer({ coalesceDeltasMs: false });
     const { run$, seen } = recordedRun();
     const id = server.hub.start(run$);
     const events = await lastValueFrom(fromEventStream(`${server.url}/runs/${id}/events`).pipe(toArray()));
@@ -55,7 +55,7 @@ describe('event transport over loopback HTTP', () => {
   });
 
   it('a connection dropped mid-reply resumes with Last-Event-ID: no gap, no duplicate', async () => {
-    server = await startHubServer();
+    server = await startHubServer({ coalesceDeltasMs: false });
     const { run$, seen } = recordedRun([{ text: reply, chunkDelay: 2 }]);
     const id = server.hub.start(run$);
     server.dropNextAfterFrames(12);
@@ -64,6 +64,20 @@ describe('event transport over loopback HTTP', () => {
     expect(text(events)).toBe(reply);
     const connects = server.requests.filter((r) => r.url.endsWith('/events'));
     expect(connects.map((r) => r.lastEventId)).toEqual([undefined, '12']);
+  });
+
+  it('coalesced, a 2 KB reply in 4-character deltas costs under 3x its length on the wire', async () => {
+    server = await startHubServer();
+    const long = 'abcdefghijklmnopqrstuvwxyz0123456789 '.repeat(56).slice(0, 2048);
+    const { run$ } = recordedRun([{ text: long, chunkSize: 4 }]);
+    const id = server.hub.start(run$);
+    const events = await lastValueFrom(fromEventStream(`${server.url}/runs/${id}/events`).pipe(toArray()));
+    expect(text(events)).toBe(long);
+    const wire = await (await fetch(`${server.url}/runs/${id}/events`)).text();
+    const deltaFrames = wire.split('\n\n').filter((f) => f.includes('event: MessageUpdate'));
+    const deltaBytes = deltaFrames.reduce((n, f) => n + new TextEncoder().encode(f).length + 2, 0);
+    expect(deltaBytes).toBeLessThanOrEqual(3 * long.length);
+    expect(deltaFrames.length).toBeLessThan(512);
   });
 
   it('an id that fell out of the replay buffer gets a clear error, not silence', async () => {

@@ -32,7 +32,9 @@ export interface EventStreamHubOptions {
   retryMs?: number;
   /** Run ids (default `crypto.randomUUID`). */
   ids?: () => string;
-  /** Time source of the heartbeats (default `asyncScheduler`). */
+  /** Consecutive deltas of one block within this many ms become one frame (default 0: one burst); `false`: one frame per event. */
+  coalesceDeltasMs?: number | false;
+  /** Time source of the heartbeats and the coalescing window (default `asyncScheduler`). */
   scheduler?: SchedulerLike;
 }
 
@@ -74,7 +76,7 @@ export class EventStreamHub {
   /** Starts serving a run (subscribes to it now) and returns its id. */
   start(events$: Observable<AgentEvent>, controls: RunControls = {}, runId: string = (this.options.ids ?? defaultId)()): string {
     if (this.runs.has(runId)) throw new Error(`EventStreamHub: run id "${runId}" is already in use`);
-    this.runs.set(runId, { log: new RunLog(events$, this.options.bufferSize), controls });
+    this.runs.set(runId, { log: new RunLog(events$, this.options.bufferSize, { coalesceDeltasMs: this.options.coalesceDeltasMs, scheduler: this.options.scheduler }), controls });
     return runId;
   }
 
