@@ -46,15 +46,19 @@ const lastUserText = (messages: readonly AgentMessage[]): string => {
   return '';
 };
 
-/** A scripted conversation: look the topic up, then answer; a steering message is acknowledged. */
+/**
+ * A scripted conversation: look the topic up, then answer; a steering message is acknowledged.
+ * A steer that lands during an answer gets one more answer (up to eight).
+ */
 function script(chunkDelay: number): ScriptStep[] {
+  const answer: ScriptStep = (request) => {
+    const users = request.messages.filter((m) => 'role' in m && m.role === 'user');
+    const steered = users.length > 1 ? `You also said: "${lastUserText(request.messages)}". ` : '';
+    return { text: steered + FINAL_REPLY, chunkDelay };
+  };
   return [
     (request) => ({ text: 'Let me research that.', toolCalls: [{ name: 'research', arguments: { topic: lastUserText(request.messages).slice(0, 40) } }], chunkDelay }),
-    (request) => {
-      const users = request.messages.filter((m) => 'role' in m && m.role === 'user');
-      const steered = users.length > 1 ? `You also said: "${lastUserText(request.messages)}". ` : '';
-      return { text: steered + FINAL_REPLY, chunkDelay };
-    },
+    ...Array.from({ length: 8 }, () => answer),
   ];
 }
 

@@ -15,7 +15,7 @@ describe.skipIf(!haveChromium)('web demo in headless Chromium', () => {
   let browser: Browser;
   let demo: DemoServer;
   beforeAll(async () => {
-    demo = await startDemoServer({ scripted: true, chunkDelayMs: 25, progressMs: 200 });
+    demo = await startDemoServer({ scripted: true, chunkDelayMs: 25, progressMs: 300 });
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu'] });
   }, 60_000);
   afterAll(async () => {
@@ -35,8 +35,8 @@ describe.skipIf(!haveChromium)('web demo in headless Chromium', () => {
     const page = await open();
     await page.fill('#prompt', 'How do reactive agent UIs work?');
     await page.click('#send');
-    // the tool runs: its progress lines appear one by one
-    await page.waitForSelector('.tool[data-status="running"] .progress');
+    // steer while the tool runs (its progress lines appear one by one)
+    await page.waitForSelector('.tool[data-status="running"]');
     await page.fill('#steer', 'Keep it short');
     await page.click('#steer-send');
     await page.waitForSelector('.tool[data-status="done"] .result');
@@ -55,6 +55,7 @@ describe.skipIf(!haveChromium)('web demo in headless Chromium', () => {
     expect(await page.textContent('#status')).toBe('ended: stop');
     const bubbles = await page.locator('.msg.assistant').allTextContents();
     expect(bubbles.at(-1)).toBe(`You also said: "Keep it short". ${FINAL_REPLY}`);
+    expect(bubbles.filter((b) => b.includes(FINAL_REPLY))).toHaveLength(1); // the steer landed mid-run, before the answer
     expect(await page.locator('.msg.user').allTextContents()).toEqual(['How do reactive agent UIs work?', 'Keep it short']);
     await page.screenshot({ path: screenshot, fullPage: true });
     expect((page as Page & { errors: string[] }).errors).toEqual([]);
