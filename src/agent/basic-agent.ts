@@ -15,6 +15,8 @@ import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } fr
 import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
+import { shareRun, TranscriptStore } from './agent-state.js';
+import type { Transcript } from '../view/transcript-state.js';
 
 // Node-only integrations, loaded through variable specifiers so that browser bundlers of
 // `phi-rx` do not pull them (and their Node built-ins) in.
@@ -41,7 +43,9 @@ export type ContinueKindName = 'default' | 'rerun' | 'branch';
 
 /**
  * The stateful agent: owns the conversation, tools, queues and ids, and runs `agentLoop` for you.
- * Every run is a cold Observable that starts when subscribed; `events$` is one hot stream of
+ * Every run is an Observable that starts when first subscribed and is shared by later
+ * subscribers (who catch up on its events); `state$` is the view state with a current value;
+ * `events$` is one hot stream of
  * every event of every run, for UIs.
  *
  * @example
@@ -69,6 +73,13 @@ export class BasicAgent {
 
   /** Every event of every run, hot. A subscriber that throws is reported by RxJS and cannot break a run. */
   readonly events$: Observable<AgentEvent> = this.eventsSubject.asObservable();
+  private readonly store = new TranscriptStore();
+  /** The agent's view state ({@link Transcript}), hot with a current value: a new subscriber gets it at once. */
+  readonly state$: Observable<Transcript> = this.store.state$;
+  /** The current view state. */
+  get state(): Transcript {
+    return this.store.value;
+  }
 
   constructor(options: BasicAgentOptions) {
     this.options = { ...options };
@@ -241,15 +252,17 @@ export class BasicAgent {
   // ---- runs -----------------------------------------------------------------------------------
 
   /**
-   * Runs the agent on new input. Starts when subscribed; subscribing while another run is active
-   * fails with AgentError('AlreadyRunning') and leaves that run alone.
+   * Runs the agent on new input. Starts when first subscribed and runs once however many
+   * subscribe: a later subscriber shares the run and first catches up on its events (see
+   * {@link shareRun}); when all unsubscribe, the run is cancelled. Another prompt while a run is
+   * active fails with AgentError('AlreadyRunning') and leaves that run alone.
    */
   prompt(input: PromptInput): Observable<AgentEvent> {
-    return defer(() => {
+    return shareRun(defer(() => {
       this.assertIdle('prompt');
       const prompts = toMessages(input, this.scheduler.now());
       return this.execute((context, config) => agentLoop(prompts, context, config), undefined);
-    });
+    }));
   }
 
   /**
@@ -257,11 +270,11 @@ export class BasicAgent {
    * `rerun` and `branch` tag the continuation with the current time (RFC 3339).
    */
   continue(kind: ContinueKindName | ContinuationKind = 'default'): Observable<AgentEvent> {
-    return defer(() => {
+    return shareRun(defer(() => {
       this.assertIdle('continue');
       const continuation = typeof kind === 'string' ? this.continuationOf(kind) : kind;
       return this.execute((context, config) => agentLoopContinue(context, config), continuation);
-    });
+    }));
   }
 
   /**
@@ -332,6 +345,7 @@ export class BasicAgent {
     this.conversation = [];
     this.clearQueues();
     this.streaming = false;
+    this.store.reset();
   }
 
   /** The conversation as JSON (phi-core's `save_messages` shape: an array of messages). */
@@ -408,6 +422,7 @@ export class BasicAgent {
     return run$.pipe(
       tap((event) => {
         onEvent(event);
+        this.store.push(event);
         this.eventsSubject.next(event);
       }),
       finalize(() => {
