@@ -1,7 +1,7 @@
 import { concat, defer, EMPTY, from, type Observable, type SchedulerLike, Subject, type Subscription, throwError } from 'rxjs';
 import { coalesceDeltas } from './coalesce-deltas.js';
 import type { AgentEvent } from '../types/events.js';
-import { encodeSseEvent, encodeTransportFrame, EventStreamError, TRANSPORT_EVENTS } from './wire.js';
+import { createWireEncoder, encodeSseEvent, encodeTransportFrame, EventStreamError, TRANSPORT_EVENTS } from './wire.js';
 
 export interface RunLogOptions {
   /** Merge consecutive deltas of one block arriving within this many ms into one frame (default 0: those of one burst); `false`: one frame per event. */
@@ -37,8 +37,9 @@ export class RunLog {
     if (!(capacity >= 1)) throw new RangeError(`RunLog: capacity must be at least 1, got ${capacity}`);
     const coalesce = options.coalesceDeltasMs ?? 0;
     const source = coalesce === false ? events$ : events$.pipe(coalesceDeltas(coalesce, options.scheduler));
+    const encode = createWireEncoder();
     this.subscription = source.subscribe({
-      next: (event) => this.append(encodeSseEvent(this.nextId, event)),
+      next: (event) => this.append(encodeSseEvent(this.nextId, encode(event))),
       error: (error: unknown) => {
         this.append(encodeTransportFrame(TRANSPORT_EVENTS.error, { code: 'RunFailed', message: `the run failed: ${error instanceof Error ? error.message : String(error)}` }, this.nextId));
         this.finish();

@@ -1,6 +1,6 @@
-import { map, type OperatorFunction } from 'rxjs';
+import { defer, map, type OperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import { encodeSseEvent } from './wire.js';
+import { createWireEncoder, encodeSseEvent } from './wire.js';
 
 export interface SseFramesOptions {
   /** The id of the first event (default 1); each next event gets the next integer. */
@@ -10,7 +10,8 @@ export interface SseFramesOptions {
 /**
  * Serializes agent events to Server-Sent Event frames, one per event, at the moment it is
  * emitted (so a live partial message is captured as it was): `id:` counts up per event,
- * `event:` is the type, `data:` compact JSON; a `MessageUpdate` carries only its delta.
+ * `event:` is the type, `data:` compact JSON; a `MessageUpdate` carries only its delta, and a
+ * `TurnEnd` / `AgentEnd` leaves out messages already sent (see {@link createWireEncoder}).
  * Pair it with {@link withHeartbeats} for idle connections; the node handler in
  * `phi-rx/transport/node` adds resume on top.
  *
@@ -24,5 +25,9 @@ export interface SseFramesOptions {
  */
 export function toSseFrames(options: SseFramesOptions = {}): OperatorFunction<AgentEvent, string> {
   const first = options.firstId ?? 1;
-  return map((event, index) => encodeSseEvent(first + index, event));
+  return (events) =>
+    defer(() => {
+      const encode = createWireEncoder();
+      return events.pipe(map((event, index) => encodeSseEvent(first + index, encode(event))));
+    });
 }

@@ -1,10 +1,25 @@
-import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
+import type { AgentEndEvent, AgentEvent, MessageEndEvent, MessageUpdateEvent, TurnEndEvent } from '../types/events.js';
+import type { AssistantMessage } from '../types/message.js';
+import { applyDelta, type PartialMessage, startPartial } from '../view/partial-message.js';
+
+/** Top-level fields to set on a message already received (a `turnId` added after its MessageEnd). */
+export type MessagePatch = Readonly<Record<string, unknown>>;
 
 /**
  * An event as it crosses the wire: a `MessageUpdate` carries only its delta (the receiver
- * rebuilds the partial message), so a streamed reply costs bytes linear in its length.
+ * rebuilds the partial message), so a streamed reply costs bytes linear in its length. A
+ * `MessageEnd` without `message` means the message rebuilt from its deltas with `messagePatch`
+ * applied; a `TurnEnd` without `message` means its loop's last `MessageEnd` message with `messagePatch`
+ * applied; an `AgentEnd` without `messages` means every `MessageEnd` message of its loop, in
+ * order, each with its `messagePatches[i]` applied (the encoder leaves them out only when that
+ * rebuilds them exactly).
  */
-export type WireEvent = Exclude<AgentEvent, MessageUpdateEvent> | Omit<MessageUpdateEvent, 'message'>;
+export type WireEvent =
+  | Exclude<AgentEvent, MessageUpdateEvent | MessageEndEvent | TurnEndEvent | AgentEndEvent>
+  | Omit<MessageUpdateEvent, 'message'>
+  | (Omit<MessageEndEvent, 'message'> & { message?: MessageEndEvent['message']; messagePatch?: MessagePatch })
+  | (Omit<TurnEndEvent, 'message'> & { message?: TurnEndEvent['message']; messagePatch?: MessagePatch })
+  | (Omit<AgentEndEvent, 'messages'> & { messages?: AgentEndEvent['messages']; messagePatches?: MessagePatch[] });
 
 /** SSE `event:` names the transport itself sends, next to the agent event types. */
 export const TRANSPORT_EVENTS = {
@@ -20,7 +35,7 @@ export interface TransportErrorData {
   message: string;
 }
 
-/** The wire form of an event: a MessageUpdate without its partial message. */
+/** The stateless wire form of an event: a MessageUpdate without its partial message. */
 export function toWireEvent(event: AgentEvent): WireEvent {
   if (event.type !== 'MessageUpdate') return event;
   const { message: _partial, ...rest } = event;
@@ -28,11 +43,79 @@ export function toWireEvent(event: AgentEvent): WireEvent {
 }
 
 /**
+ * The wire form for one stream, from its first event: {@link toWireEvent}, and besides a
+ * `TurnEnd` / `AgentEnd` sends of the message(s) the receiver already has from the loop's
+ * `MessageEnd`s only the top-level fields that changed since (compared as JSON, so the receiver
+ * rebuilds them exactly; anything else is sent in full).
+ */
+export function createWireEncoder(): (event: AgentEvent) => WireEvent {
+  const ended = new Map<string, string[]>(); // per loop: the JSON of each MessageEnd message, as sent
+  const partials = new Map<string, PartialMessage>(); // per loop: the message as the receiver rebuilds it
+  return (event) => {
+    switch (event.type) {
+      case 'AgentStart':
+        ended.set(event.loopId, []);
+        return event;
+      case 'MessageStart':
+        if (event.message.role === 'assistant') partials.set(event.loopId, startPartial(event.message as AssistantMessage));
+        return event;
+      case 'MessageUpdate': {
+        const partial = partials.get(event.loopId);
+        if (partial) partials.set(event.loopId, applyDelta(partial, event.delta));
+        return toWireEvent(event);
+      }
+      case 'MessageEnd': {
+        const json = JSON.stringify(event.message);
+        ended.get(event.loopId)?.push(json);
+        const partial = partials.get(event.loopId);
+        partials.delete(event.loopId);
+        const patch = partial && patchOf(JSON.stringify(partial.message), event.message);
+        if (!patch) return event;
+        const { message: _rebuilt, ...rest } = event;
+        return Object.keys(patch).length ? { ...rest, messagePatch: patch } : rest;
+      }
+      case 'TurnEnd': {
+        const last = ended.get(event.loopId)?.at(-1);
+        const patch = last === undefined ? undefined : patchOf(last, event.message);
+        if (!patch) return event;
+        const { message: _known, ...rest } = event;
+        return Object.keys(patch).length ? { ...rest, messagePatch: patch } : rest;
+      }
+      case 'AgentEnd': {
+        const sent = ended.get(event.loopId);
+        ended.delete(event.loopId);
+        if (!sent || sent.length !== event.messages.length) return event;
+        const patches = event.messages.map((m, i) => patchOf(sent[i]!, m));
+        if (patches.some((p) => p === undefined)) return event;
+        const { messages: _known, ...rest } = event;
+        return patches.some((p) => Object.keys(p!).length) ? { ...rest, messagePatches: patches as MessagePatch[] } : rest;
+      }
+      default:
+        return toWireEvent(event);
+    }
+  };
+}
+
+/** The top-level fields of `value` that differ from the message sent as `sentJson`; undefined when a field was removed. */
+function patchOf(sentJson: string, value: unknown): MessagePatch | undefined {
+  const current = JSON.stringify(value);
+  if (current === sentJson) return {};
+  const sent = JSON.parse(sentJson) as Record<string, unknown>;
+  const now = JSON.parse(current) as Record<string, unknown>;
+  if (Object.keys(sent).some((k) => !(k in now))) return undefined;
+  // the same message with fields added later (a turnId, the final usage); else it is sent in full
+  if (JSON.stringify(now['role']) !== JSON.stringify(sent['role']) || JSON.stringify(now['content']) !== JSON.stringify(sent['content'])) return undefined;
+  const patch: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(now)) if (JSON.stringify(v) !== JSON.stringify(sent[k])) patch[k] = v;
+  return patch;
+}
+
+/**
  * One SSE frame: `id:` (monotonic per run), `event:` the type, compact JSON `data:` on one line
  * (JSON.stringify escapes every line break inside strings).
  */
-export function encodeSseEvent(id: number, event: AgentEvent): string {
-  return `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(toWireEvent(event))}\n\n`;
+export function encodeSseEvent(id: number, event: WireEvent): string {
+  return `id: ${id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 }
 
 /** A transport frame (`phi-rx:error` / `phi-rx:end`), with an id when it belongs to the run's sequence. */

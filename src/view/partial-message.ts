@@ -1,4 +1,4 @@
-import type { AssistantContent, ToolCall } from '../types/content.js';
+import type { ToolCall } from '../types/content.js';
 import type { StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 
@@ -16,11 +16,11 @@ export interface PartialMessage {
 
 /**
  * Starts (or restarts) a partial from a message: at `MessageStart`, and at a `MessageReset`,
- * whose message the following deltas build on. The message is copied block by block, so later
- * mutation of the event's message cannot reach the snapshot.
+ * whose message the following deltas build on. The message is deep-copied, so later mutation of
+ * the event's message (its blocks, its usage) cannot reach the snapshot.
  */
 export function startPartial(message: AssistantMessage): PartialMessage {
-  return { message: { ...message, content: message.content.map(copyBlock) }, argumentText: new Map() };
+  return { message: structuredClone(message), argumentText: new Map() };
 }
 
 /** Applies one delta, returning a new partial; blocks the delta does not touch are reused as they are. */
@@ -63,8 +63,4 @@ function parseArguments(text: string): Record<string, unknown> | undefined {
   } catch {
     return undefined; // incomplete JSON: keep the last complete arguments
   }
-}
-
-function copyBlock(block: AssistantContent): AssistantContent {
-  return block.type === 'toolCall' ? { ...block, arguments: { ...block.arguments } } : { ...block };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { coalesceDeltas, createEventRebuilder, toSseFrames, toWireEvent, withHeartbeats } from '../../src/transport/index.js';
+import { coalesceDeltas, createEventRebuilder, createWireEncoder, toSseFrames, toWireEvent, withHeartbeats } from '../../src/transport/index.js';
 import { runEvents } from '../view/fixtures.js';
 
 const scheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
@@ -25,6 +25,39 @@ describe('toSseFrames()', () => {
       });
     });
     expect(JSON.stringify(toWireEvent(update))).not.toMatch(/[\r\n]/);
+  });
+});
+
+describe('createWireEncoder() / createEventRebuilder()', () => {
+  it('leave out of TurnEnd and AgentEnd exactly the messages their MessageEnds carried, and put them back', () => {
+    const { ev } = runEvents();
+    const sequence = ['A', 'P', 'p', 'M', 'u', 'v', 'c', 'd', 'm', 't', 'Z'].map((k) => ev[k]!);
+    const encode = createWireEncoder();
+    const wire = sequence.map(encode);
+    const turnEnd = wire[9]!;
+    const agentEnd = wire[10]!;
+    expect(turnEnd.type === 'TurnEnd' && turnEnd.message).toBeUndefined();
+    expect(agentEnd.type === 'AgentEnd' && agentEnd.messages).toBeUndefined();
+    const rebuild = createEventRebuilder();
+    const back = wire.map(rebuild);
+    expect(back[9]).toEqual(ev.t);
+    expect(back[10]).toEqual(ev.Z);
+  });
+
+  it('send a TurnEnd message that differs from the last MessageEnd in full', () => {
+    const { ev } = runEvents();
+    const encode = createWireEncoder();
+    [ev.A!, ev.P!, ev.p!].forEach(encode);
+    const wire = encode(ev.t!); // its message is the assistant's, the last MessageEnd was the prompt
+    expect(wire).toEqual(ev.t);
+  });
+
+  it('a client that joined mid-run is told to connect from the start', () => {
+    const { ev } = runEvents();
+    const encode = createWireEncoder();
+    const wire = ['A', 'P', 'p', 'M', 'm', 't'].map((k) => encode(ev[k]!));
+    const rebuild = createEventRebuilder();
+    expect(() => rebuild(wire[5]!)).toThrow(/TurnEnd of loop s\.cfg\.1 refers to MessageEnd events this client never received/);
   });
 });
 

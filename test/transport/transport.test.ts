@@ -66,7 +66,7 @@ describe('event transport over loopback HTTP', () => {
     expect(connects.map((r) => r.lastEventId)).toEqual([undefined, '12']);
   });
 
-  it('coalesced, a 2 KB reply in 4-character deltas costs under 3x its length on the wire', async () => {
+  it('coalesced, a 2 KB reply in 4-character deltas costs under 3x its length on the wire, whole stream included', async () => {
     server = await startHubServer();
     const long = 'abcdefghijklmnopqrstuvwxyz0123456789 '.repeat(56).slice(0, 2048);
     const { run$ } = recordedRun([{ text: long, chunkSize: 4 }]);
@@ -76,8 +76,14 @@ describe('event transport over loopback HTTP', () => {
     const wire = await (await fetch(`${server.url}/runs/${id}/events`)).text();
     const deltaFrames = wire.split('\n\n').filter((f) => f.includes('event: MessageUpdate'));
     const deltaBytes = deltaFrames.reduce((n, f) => n + new TextEncoder().encode(f).length + 2, 0);
-    expect(deltaBytes).toBeLessThanOrEqual(3 * long.length);
+    expect(deltaBytes).toBeLessThanOrEqual(1.5 * long.length);
     expect(deltaFrames.length).toBeLessThan(512);
+    // the whole stream: the final message is sent once (TurnEnd and AgentEnd refer to its MessageEnd)
+    expect(new TextEncoder().encode(wire).length).toBeLessThanOrEqual(3 * long.length);
+    const turnEnd = wire.split('\n\n').find((f) => f.includes('event: TurnEnd'))!;
+    expect(turnEnd).not.toContain('"message"');
+    const end = events.at(-1)!;
+    expect(end.type === 'AgentEnd' && end.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
   });
 
   it('an id that fell out of the replay buffer gets a clear error, not silence', async () => {
