@@ -37,6 +37,17 @@ describe('event transport over loopback HTTP', () => {
     expect(text(events)).toBe(reply);
   });
 
+  it('reads a Response already fetched (and reconnects to its url)', async () => {
+    server = await startHubServer({ coalesceDeltasMs: false });
+    const { run$, seen } = recordedRun([{ text: reply, chunkDelay: 2, delay: 50 }]);
+    const id = server.hub.start(run$);
+    server.dropNextAfterFrames(5); // the 4 frames before the model answers arrive, then the connection drops
+    const response = await fetch(`${server.url}/runs/${id}/events`);
+    const events = await lastValueFrom(fromEventStream(response, { retryDelayMs: 5 }).pipe(toArray()));
+    expect(events).toEqual(seen.map((json) => JSON.parse(json)));
+    expect(server.requests.filter((r) => r.url.endsWith('/events')).map((r) => r.lastEventId)).toEqual([undefined, '5']);
+  });
+
   it('a MessageUpdate carries only its delta on the wire', async () => {
     server = await startHubServer();
     const { run$ } = recordedRun();
@@ -56,9 +67,9 @@ describe('event transport over loopback HTTP', () => {
 
   it('a connection dropped mid-reply resumes with Last-Event-ID: no gap, no duplicate', async () => {
     server = await startHubServer({ coalesceDeltasMs: false });
-    const { run$, seen } = recordedRun([{ text: reply, chunkDelay: 2 }]);
+    const { run$, seen } = recordedRun([{ text: reply, chunkDelay: 2, delay: 50 }]);
     const id = server.hub.start(run$);
-    server.dropNextAfterFrames(12);
+    server.dropNextAfterFrames(12); // mid-reply: 4 frames come before the model answers
     const events = await lastValueFrom(fromEventStream(`${server.url}/runs/${id}/events`, { retryDelayMs: 5 }).pipe(toArray()));
     expect(events).toEqual(seen.map((json) => JSON.parse(json)));
     expect(text(events)).toBe(reply);
