@@ -64,7 +64,8 @@ export class RunLog {
    */
   framesAfter(afterId: number): Observable<LoggedFrame> {
     return defer(() => {
-      const oldest = this.frames[0]?.id ?? this.nextId;
+      const kept = this.frames.slice(Math.max(0, this.frames.length - this.capacity));
+      const oldest = kept[0]?.id ?? this.nextId;
       if (!Number.isInteger(afterId) || afterId < 0 || afterId > this.lastId) {
         return throwError(() => new EventStreamError('ResumeGap', `Last-Event-ID ${afterId} is not an event of this run (its ids are 1..${this.lastId})`));
       }
@@ -73,7 +74,7 @@ export class RunLog {
           () => new EventStreamError('ResumeGap', `cannot resume after event ${afterId}: events ${afterId + 1}..${oldest - 1} fell out of the replay buffer (it holds ${oldest}..${this.lastId}); reload the run`),
         );
       }
-      const backlog = this.frames.slice(afterId + 1 - oldest);
+      const backlog = kept.slice(afterId + 1 - oldest);
       const rest: Observable<LoggedFrame> = this.ended ? EMPTY : this.live.asObservable();
       return concat(from(backlog), rest);
     });
@@ -88,7 +89,8 @@ export class RunLog {
   private append(text: string): void {
     const frame = { id: this.nextId++, text };
     this.frames.push(frame);
-    if (this.frames.length > this.capacity) this.frames.splice(0, this.frames.length - this.capacity);
+    // trimmed in batches (the array holds up to twice the capacity; only the last `capacity` count)
+    if (this.frames.length >= 2 * this.capacity) this.frames.splice(0, this.frames.length - this.capacity);
     this.live.next(frame);
   }
 

@@ -90,7 +90,11 @@ export class EventStreamHub {
     return this.runs.get(runId)?.log;
   }
 
-  /** Forgets a run (aborting it if it still runs); clients connected to it are ended. */
+  /**
+   * Forgets a run (aborting it if it still runs); clients connected to it are ended. The hub
+   * keeps every run until then, ended ones included, so that late clients can replay them: a
+   * long-lived server removes each run once its clients are done with it.
+   */
   remove(runId: string): void {
     this.runs.get(runId)?.log.dispose();
     this.runs.delete(runId);
