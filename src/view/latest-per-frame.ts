@@ -1,4 +1,7 @@
-import { animationFrameScheduler, type MonoTypeOperatorFunction, Observable, type SchedulerLike } from 'rxjs';
+import { animationFrameScheduler, asyncScheduler, type MonoTypeOperatorFunction, Observable, type SchedulerLike } from 'rxjs';
+
+/** `animationFrameScheduler` where there are animation frames (browsers), else `asyncScheduler` (Node, workers). */
+const frameScheduler = (): SchedulerLike => (typeof (globalThis as { requestAnimationFrame?: unknown }).requestAnimationFrame === 'function' ? animationFrameScheduler : asyncScheduler);
 
 /**
  * Coalesces values per animation frame: a burst between two frames becomes its last value,
@@ -7,8 +10,8 @@ import { animationFrameScheduler, type MonoTypeOperatorFunction, Observable, typ
  * immediately (after the waiting value). Use it after {@link transcript} so a UI renders at
  * most once per frame however fast the deltas come.
  *
- * `scheduler` defaults to `animationFrameScheduler` (browsers; elsewhere RxJS falls back to
- * timers); tests pass a TestScheduler or `asyncScheduler`.
+ * `scheduler` defaults to `animationFrameScheduler` in browsers and to `asyncScheduler` where
+ * there are no animation frames (Node, workers); tests pass a TestScheduler.
  *
  * ```
  * source:           -abc-------d-ef-----|
@@ -18,7 +21,7 @@ import { animationFrameScheduler, type MonoTypeOperatorFunction, Observable, typ
  * @example
  * agent.events$.pipe(transcript(), latestPerFrame()).subscribe(render);
  */
-export function latestPerFrame<T>(scheduler: SchedulerLike = animationFrameScheduler, frameMs = 0): MonoTypeOperatorFunction<T> {
+export function latestPerFrame<T>(scheduler?: SchedulerLike, frameMs = 0): MonoTypeOperatorFunction<T> {
   return (source) =>
     new Observable<T>((subscriber) => {
       let waiting: { value: T } | undefined;
@@ -34,7 +37,7 @@ export function latestPerFrame<T>(scheduler: SchedulerLike = animationFrameSched
       const inner = source.subscribe({
         next: (value) => {
           waiting = { value };
-          frame ??= scheduler.schedule(flush, frameMs);
+          frame ??= (scheduler ?? frameScheduler()).schedule(flush, frameMs);
         },
         error: (error: unknown) => {
           frame?.unsubscribe();

@@ -31,6 +31,11 @@ describe('latestPerFrame()', () => {
     });
   });
 
+  it('on Node (no animation frames) it defaults to timers and still delivers the last value', async () => {
+    const { lastValueFrom, of, toArray } = await import('rxjs');
+    expect(await lastValueFrom(of(1, 2, 3).pipe(latestPerFrame(), toArray()))).toEqual([3]);
+  });
+
   it('unsubscribing cancels the scheduled frame', () => {
     const s = scheduler();
     s.run(({ cold, expectObservable }) => {
