@@ -2,7 +2,11 @@
 // then measured runs, each asserted to have done the whole workload. Prints one JSON line: the run
 // times, the counts, the peak RSS.
 //
-//   node bench/child.mjs <contender> '<workload json>' <warmups> <runs> [warmupMs]
+//   node [--expose-gc] bench/child.mjs <contender> '<workload json>' <warmups> <runs> [warmupMs] [steady|forced]
+//
+// Two protocols: `steady` (no forced GC: runs pay for their own garbage, as in a long-lived server)
+// and `forced` (a full gc() right before each timed run, so that no run pays for an earlier one's
+// garbage; needs --expose-gc).
 import { performance } from 'node:perf_hooks';
 import { assertCounts } from './workload.mjs';
 
@@ -11,6 +15,8 @@ const workload = JSON.parse(workloadJson);
 const warmups = Number(warmupArg);
 const runs = Number(runsArg);
 const warmupMs = Number(warmupMsArg ?? 0);
+const gcMode = process.argv[7] ?? 'steady';
+if (gcMode === 'forced' && typeof globalThis.gc !== 'function') throw new Error('bench child: forced GC needs node --expose-gc');
 
 const contender = await import(`./contenders/${name}.mjs`);
 const baselineRss = process.memoryUsage().rss;
@@ -31,9 +37,7 @@ const times = [];
 const cpuTimes = [];
 let counts;
 for (let i = 0; i < runs; i++) {
-  // No forced gc() between runs: a full collection right before a run shrinks the heap and leaves
-  // sweeper threads running, which slows the next run by 2-4x (measured) and is nothing like
-  // production. Runs pay for their own garbage as they would in a server.
+  if (gcMode === 'forced') globalThis.gc();
   const cpu = process.cpuUsage();
   const start = performance.now();
   counts = await contender.run(workload);
@@ -46,6 +50,7 @@ for (let i = 0; i < runs; i++) {
 process.stdout.write(
   `${JSON.stringify({
     contender: name,
+    gc: gcMode,
     label: contender.label,
     workload,
     warmupRuns,

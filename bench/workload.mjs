@@ -48,6 +48,23 @@ export function argPieces(json) {
   return out;
 }
 
+/**
+ * The model of turn `turn` as a real provider hands it over: an async generator that yields one
+ * part at a time, each after an await (as a socket delivers chunks), never a synchronous burst.
+ * Parts: `{ type: 'textDelta', delta }`, `{ type: 'toolStart', id, name }`, `{ type: 'argDelta', id,
+ * delta }`. Every contender consumes this same generator, the floor with `for await`.
+ */
+export async function* modelParts(workload, turn, nextId) {
+  const text = turnText(workload);
+  for (let i = 0; i < text.length; i += 4) yield { type: 'textDelta', delta: text.slice(i, i + 4) };
+  if (!hasTools(workload, turn)) return;
+  for (let i = 0; i < workload.tools; i++) {
+    const id = nextId();
+    yield { type: 'toolStart', id, name: TOOL_NAME };
+    for (const piece of argPieces(JSON.stringify(toolArgs(turn, i)))) yield { type: 'argDelta', id, delta: piece };
+  }
+}
+
 /** The counts every contender must report for one run of `workload` (all agents). */
 export function expectedCounts(workload) {
   const toolTurns = workload.tools > 0 ? workload.turns - 1 : 0;

@@ -7,6 +7,7 @@ export { agentLoop, agentLoopContinue } from './agent/agent-loop.js';
 export type { AgentContext, AgentLoopConfig, PipelineOperators } from './agent/config.js';
 export { configSegment, loopIdFor, continuationTag } from './agent/ids.js';
 export { defineTool, type ToolSpec } from './tools/define-tool.js';
+export type { StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
 export { fromAbortSignal } from './sources/cancellation.js';
 export { toAsyncIterable, runToEnd, newMessages } from './sources/interop.js';

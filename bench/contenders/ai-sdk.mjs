@@ -1,11 +1,10 @@
 // The Vercel AI SDK (`ai`) `streamText` with a tool and a step limit (stopWhen: stepCountIs(K)),
 // over its own mock language model (MockLanguageModelV3 from `ai/test`) whose stream parts are
-// served from memory with no delay (convertArrayToReadableStream). The consumer reads
-// `fullStream`.
+// mapped from the workload's async generator as they arrive. The consumer reads `fullStream`.
 import { stepCountIs, streamText, tool } from 'ai';
-import { MockLanguageModelV3, convertArrayToReadableStream } from 'ai/test';
+import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
-import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, argPieces, hasTools, newCounts, runAgents, toolArgs, toolOutput, turnText } from '../workload.mjs';
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, modelParts, newCounts, runAgents, toolOutput } from '../workload.mjs';
 
 export const label = 'Vercel AI SDK streamText';
 
@@ -58,33 +57,55 @@ const USAGE = {
 };
 
 /**
- * The model plays one turn per call. Tool results are counted where the AI SDK delivers them:
- * in the prompt of the next model call (the tool message that answers the previous turn).
+ * The model plays one turn per call, its parts mapped from the workload's async generator
+ * (modelParts) as they arrive. Tool results are counted where the AI SDK delivers them: in the
+ * prompt of the next model call (the tool message that answers the previous turn).
  */
 function mockModel(workload, counts) {
   let turn = 0;
   let ids = 0;
+  const nextId = () => `call_${++ids}`;
   return new MockLanguageModelV3({
     doStream: async ({ prompt }) => {
       const last = prompt[prompt.length - 1];
       if (last?.role === 'tool') counts.toolResults += last.content.filter((p) => p.type === 'tool-result').length;
-      const parts = [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 'text-0' }];
-      const all = turnText(workload);
-      for (let i = 0; i < all.length; i += 4) parts.push({ type: 'text-delta', id: 'text-0', delta: all.slice(i, i + 4) });
-      parts.push({ type: 'text-end', id: 'text-0' });
-      const tools = hasTools(workload, turn);
-      if (tools) {
-        for (let t = 0; t < workload.tools; t++) {
-          const id = `call_${++ids}`;
-          const json = JSON.stringify(toolArgs(turn, t));
-          parts.push({ type: 'tool-input-start', id, toolName: TOOL_NAME });
-          for (const delta of argPieces(json)) parts.push({ type: 'tool-input-delta', id, delta });
-          parts.push({ type: 'tool-input-end', id }, { type: 'tool-call', toolCallId: id, toolName: TOOL_NAME, input: json });
-        }
-      }
-      turn++;
-      parts.push({ type: 'finish', usage: USAGE, finishReason: tools ? { unified: 'tool-calls', raw: 'tool_use' } : { unified: 'stop', raw: 'end_turn' } });
-      return { stream: convertArrayToReadableStream(parts) };
+      return { stream: ReadableStream.from(sdkParts(modelParts(workload, turn++, nextId))) };
     },
   });
+}
+
+async function* sdkParts(parts) {
+  yield { type: 'stream-start', warnings: [] };
+  let textOpen = false;
+  let call;
+  const endCall = function* () {
+    if (!call) return;
+    yield { type: 'tool-input-end', id: call.id };
+    yield { type: 'tool-call', toolCallId: call.id, toolName: TOOL_NAME, input: call.json };
+  };
+  let tools = false;
+  for await (const part of parts) {
+    if (part.type === 'textDelta') {
+      if (!textOpen) {
+        textOpen = true;
+        yield { type: 'text-start', id: 'text-0' };
+      }
+      yield { type: 'text-delta', id: 'text-0', delta: part.delta };
+    } else if (part.type === 'toolStart') {
+      if (textOpen) {
+        textOpen = false;
+        yield { type: 'text-end', id: 'text-0' };
+      }
+      yield* endCall();
+      tools = true;
+      call = { id: part.id, json: '' };
+      yield { type: 'tool-input-start', id: part.id, toolName: part.name };
+    } else {
+      call.json += part.delta;
+      yield { type: 'tool-input-delta', id: part.id, delta: part.delta };
+    }
+  }
+  if (textOpen) yield { type: 'text-end', id: 'text-0' };
+  yield* endCall();
+  yield { type: 'finish', usage: USAGE, finishReason: tools ? { unified: 'tool-calls', raw: 'tool_use' } : { unified: 'stop', raw: 'end_turn' } };
 }

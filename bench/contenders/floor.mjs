@@ -1,9 +1,9 @@
 // The floor: the least an agent loop can do for this workload, hand-written with async
-// generators and no library. The model is an async generator of stream events; the loop
+// generators and no library. The model is the workload's async generator of parts (modelParts); the loop
 // assembles the assistant message, parses each tool call's arguments once, checks them, runs the
 // tool, appends the result, and yields every event to the consumer.
 import {
-  PROMPT, SYSTEM_PROMPT, TOOL_NAME, argPieces, hasTools, newCounts, runAgents, toolArgs, toolOutput, turnText,
+  PROMPT, SYSTEM_PROMPT, TOOL_NAME, modelParts, newCounts, runAgents, toolOutput,
 } from '../workload.mjs';
 
 export const label = 'hand-written async-generator loop (floor)';
@@ -23,17 +23,6 @@ async function consume(workload, counts) {
   }
 }
 
-async function* model(workload, turn, nextId) {
-  const text = turnText(workload);
-  for (let i = 0; i < text.length; i += 4) yield { type: 'textDelta', delta: text.slice(i, i + 4) };
-  if (!hasTools(workload, turn)) return;
-  for (let i = 0; i < workload.tools; i++) {
-    const id = nextId();
-    yield { type: 'toolStart', id, name: TOOL_NAME };
-    for (const piece of argPieces(JSON.stringify(toolArgs(turn, i)))) yield { type: 'argDelta', id, delta: piece };
-  }
-}
-
 const tools = {
   [TOOL_NAME]: {
     check: (args) => typeof args.path === 'string' && typeof args.line === 'number',
@@ -49,7 +38,7 @@ async function* agentLoop(workload, counts) {
   for (let turn = 0; turn < workload.turns; turn++) {
     const message = { role: 'assistant', text: '', calls: [] };
     const argText = new Map();
-    for await (const event of model(workload, turn, nextId)) {
+    for await (const event of modelParts(workload, turn, nextId)) {
       if (event.type === 'textDelta') message.text += event.delta;
       else if (event.type === 'toolStart') {
         message.calls.push({ id: event.id, name: event.name, arguments: {} });

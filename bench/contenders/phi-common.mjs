@@ -1,7 +1,7 @@
-// What the phi-rx contenders share: the bundled sources, the scripted turns, the tool, and a
+// What the phi-rx contenders share: the bundled sources, the model provider, the tool, and a
 // consumer that counts what it is delivered.
 import { pathToFileURL } from 'node:url';
-import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, hasTools, toolArgs, toolOutput, turnText } from '../workload.mjs';
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, modelParts, toolOutput } from '../workload.mjs';
 
 /**
  * phi-rx's own sources, bundled by run.mjs (plain JS: no TypeScript loader in the measured process).
@@ -11,29 +11,33 @@ export const phi = await import(
   process.env.PHI_RX_BUNDLE ? pathToFileURL(process.env.PHI_RX_BUNDLE).href : new URL('../../.tmp/bench/phi-rx.mjs', import.meta.url).href
 );
 
-/** The K scripted turns of one agent. */
-export function script(workload) {
-  const text = turnText(workload);
-  const turns = [];
-  for (let turn = 0; turn < workload.turns; turn++) {
-    const step = { text };
-    if (hasTools(workload, turn)) {
-      step.toolCalls = [];
-      for (let i = 0; i < workload.tools; i++) step.toolCalls.push({ name: TOOL_NAME, arguments: toolArgs(turn, i) });
-    }
-    turns.push(step);
-  }
-  return turns;
-}
-
 /**
- * A scripted provider whose every call starts on a microtask: the scripted provider itself is
- * synchronous, and a real model call never is. In `wide` this is what makes the agents run at
- * once (interleaved) rather than one after the other.
+ * A provider over the workload's async generator (modelParts): every part arrives after an await,
+ * as from a socket, and is turned into phi-rx's stream events by the message builder every real
+ * provider uses. One provider per agent; each call plays the next turn. Unsubscribing stops the
+ * generator.
  */
 export function provider(workload) {
-  const scripted = phi.scriptedProvider(script(workload), { chunkSize: 4, argChunks: 3 });
-  return (request, options) => scripted(request, options).pipe(phi.subscribeOn(phi.asapScheduler));
+  let turn = 0;
+  let ids = 0;
+  const nextId = () => `call_${++ids}`;
+  return (request) =>
+    new phi.Observable((subscriber) => {
+      const parts = modelParts(workload, turn++, nextId);
+      const builder = new phi.AssistantMessageBuilder(request.model.id, request.model.provider, Date.now());
+      (async () => {
+        subscriber.next(builder.start());
+        for await (const part of parts) {
+          if (subscriber.closed) return;
+          if (part.type === 'textDelta') subscriber.next(builder.text(part.delta));
+          else if (part.type === 'toolStart') subscriber.next(builder.toolCallStart(part.id, part.name, part.id));
+          else subscriber.next(builder.toolCallDelta(part.delta, part.id));
+        }
+        subscriber.next(builder.finish(builder.hasToolCalls() ? 'toolUse' : 'stop'));
+        subscriber.complete();
+      })().catch((error) => subscriber.error(error));
+      return () => void parts.return(undefined);
+    });
 }
 
 /** The counts of the run in progress; the tool below bumps `executed` in them. */

@@ -1,11 +1,12 @@
 // @mariozechner/pi-agent-core `agentLoop`, consumed with `for await`, over a stream function
 // that emits pi-ai's assistant-message events (start, text_start/_delta/_end,
-// toolcall_start/_delta/_end, done) with no latency. Like phi-rx's message builder, it mutates
-// one partial message in place and parses each tool call's arguments once, at toolcall_end.
+// toolcall_start/_delta/_end, done) as the workload's async generator hands each part over. Like
+// phi-rx's message builder, it mutates one partial message in place and parses each tool call's
+// arguments once, at toolcall_end.
 import { agentLoop } from '@mariozechner/pi-agent-core';
 import { Type, createAssistantMessageEventStream } from '@mariozechner/pi-ai';
 import {
-  PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, argPieces, hasTools, newCounts, runAgents, toolArgs, toolOutput, turnText,
+  PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, modelParts, newCounts, runAgents, toolOutput,
 } from '../workload.mjs';
 
 export const label = '@mariozechner/pi-agent-core agentLoop';
@@ -59,44 +60,63 @@ function count(counts, event) {
   else if (event.type === 'message_end' && event.message.role === 'toolResult') counts.toolResults++;
 }
 
-/** A StreamFn that plays the workload's turns, one per call. */
+/**
+ * A StreamFn that plays the workload's turns, one per call, from the workload's async generator
+ * (modelParts): each part is pushed to pi-ai's event stream as it arrives.
+ */
 function scriptedStream(workload) {
   let turn = 0;
   let ids = 0;
+  const nextId = () => `call_${++ids}`;
   return (model) => {
     const stream = createAssistantMessageEventStream();
     const partial = {
       role: 'assistant', content: [], api: model.api, provider: model.provider, model: model.id, stopReason: 'stop', timestamp: Date.now(),
       usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
     };
-    stream.push({ type: 'start', partial });
-    const text = { type: 'text', text: '' };
-    const textIndex = partial.content.push(text) - 1;
-    stream.push({ type: 'text_start', contentIndex: textIndex, partial });
-    const all = turnText(workload);
-    for (let i = 0; i < all.length; i += 4) {
-      const delta = all.slice(i, i + 4);
-      text.text += delta;
-      stream.push({ type: 'text_delta', contentIndex: textIndex, delta, partial });
-    }
-    stream.push({ type: 'text_end', contentIndex: textIndex, content: text.text, partial });
-    if (hasTools(workload, turn)) {
-      for (let t = 0; t < workload.tools; t++) {
-        const call = { type: 'toolCall', id: `call_${++ids}`, name: TOOL_NAME, arguments: {} };
-        const index = partial.content.push(call) - 1;
-        stream.push({ type: 'toolcall_start', contentIndex: index, partial });
-        let json = '';
-        for (const delta of argPieces(JSON.stringify(toolArgs(turn, t)))) {
-          json += delta;
-          stream.push({ type: 'toolcall_delta', contentIndex: index, delta, partial });
+    const parts = modelParts(workload, turn++, nextId);
+    (async () => {
+      stream.push({ type: 'start', partial });
+      let text;
+      let call;
+      let json = '';
+      const endCall = () => {
+        if (!call) return;
+        call.block.arguments = JSON.parse(json);
+        stream.push({ type: 'toolcall_end', contentIndex: call.index, toolCall: call.block, partial });
+        call = undefined;
+      };
+      for await (const part of parts) {
+        if (part.type === 'textDelta') {
+          if (!text) {
+            text = { block: { type: 'text', text: '' } };
+            text.index = partial.content.push(text.block) - 1;
+            stream.push({ type: 'text_start', contentIndex: text.index, partial });
+          }
+          text.block.text += part.delta;
+          stream.push({ type: 'text_delta', contentIndex: text.index, delta: part.delta, partial });
+        } else if (part.type === 'toolStart') {
+          if (text && !text.ended) {
+            text.ended = true;
+            stream.push({ type: 'text_end', contentIndex: text.index, content: text.block.text, partial });
+          }
+          endCall();
+          const block = { type: 'toolCall', id: part.id, name: part.name, arguments: {} };
+          call = { block, index: partial.content.push(block) - 1 };
+          json = '';
+          stream.push({ type: 'toolcall_start', contentIndex: call.index, partial });
+        } else {
+          json += part.delta;
+          stream.push({ type: 'toolcall_delta', contentIndex: call.index, delta: part.delta, partial });
         }
-        call.arguments = JSON.parse(json);
-        stream.push({ type: 'toolcall_end', contentIndex: index, toolCall: call, partial });
       }
-      partial.stopReason = 'toolUse';
-    }
-    turn++;
-    stream.push({ type: 'done', reason: partial.stopReason, message: partial });
+      if (text && !text.ended) stream.push({ type: 'text_end', contentIndex: text.index, content: text.block.text, partial });
+      if (call) {
+        endCall();
+        partial.stopReason = 'toolUse';
+      }
+      stream.push({ type: 'done', reason: partial.stopReason, message: partial });
+    })();
     return stream;
   };
 }

@@ -15,11 +15,18 @@ import { Run } from './run.js';
  * `limitExecution` guarding each turn, repeated while there is work (tool results, steering,
  * follow-ups). `config.operators` inserts your own operators at its stages.
  *
+ * Bad input fails the Observable with an AgentError before any event and before the model is
+ * called: options (`InvalidConfig`, e.g. `config.toolExecution: …`), tools (`InvalidTool`: a name,
+ * a duplicate, no `execute`, parameters that are not a compilable object JSON Schema) and prompts
+ * (`InvalidPrompt`, naming the index and field: `prompts[2].role: unknown role "system" …`).
+ * `prompts` may be one string (one user message); a message's content may be a string (one text
+ * block, as in OpenAI's format), and a missing timestamp is filled in.
+ *
  * @example
  * agentLoop([userMessage('What is 2+2?')], { systemPrompt: 'Be brief.', messages: [], tools: [] }, { model, provider })
  *   .subscribe((e) => console.log(e.type));
  */
-export function agentLoop(prompts: readonly AgentMessage[], context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+export function agentLoop(prompts: readonly AgentMessage[] | string, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
   return run(context, config, prompts);
 }
 
@@ -33,7 +40,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
   return run(context, config, undefined);
 }
 
-function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | undefined): Observable<AgentEvent> {
+function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
   const events$ = defer(() => new Run(context, config, prompts).events$());
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
 }

@@ -10,6 +10,8 @@ import { parseMessagesJson } from '../types/schemas.js';
 import { MessageQueue } from '../sources/queues.js';
 import { agentLoop, agentLoopContinue } from './agent-loop.js';
 import { agentLoopParallel, parallelResultOf } from './parallel.js';
+import { forkQueue } from './forked-queue.js';
+import { undoIfUnstarted } from './undo-if-unstarted.js';
 import type { Evaluator } from '../operators/evaluate-parallel.js';
 import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../mcp/index.js';
 import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
@@ -280,7 +282,9 @@ export class BasicAgent {
   /**
    * Best-of-N: runs the prompt on N variants of this agent's config at once (each `configs[i]`
    * overrides the agent's options: another model, provider, temperature ...), lets `strategy` pick
-   * a branch, and continues the conversation from the winner.
+   * a branch, and continues the conversation from the winner. Each branch sees every steering and
+   * follow-up message queued before or during the run (through its own copy of the queues): the
+   * ones the winner used are in the adopted conversation, all others stay queued.
    */
   promptParallel(input: PromptInput, configs: ReadonlyArray<Partial<BasicAgentOptions>>, strategy: Evaluator): Observable<AgentEvent> {
     return defer(() => {
@@ -288,7 +292,11 @@ export class BasicAgent {
       const prompts = toMessages(input, this.scheduler.now());
       const controller = new AbortController();
       const base = this.loopConfig(controller.signal);
-      const branchConfigs = configs.map((c) => ({ ...base, ...c, signal: controller.signal }) as AgentLoopConfig);
+      const steering = forkQueue(this.steering, configs.length);
+      const followUps = forkQueue(this.followUps, configs.length);
+      const branchConfigs = configs.map(
+        (c, i) => ({ ...base, ...c, signal: controller.signal, steering: steering.branches[i], followUp: followUps.branches[i] }) as AgentLoopConfig,
+      );
       const loopIds = branchConfigs.map((c) => this.nextLoopId(c));
       const context: AgentContext = {
         systemPrompt: this.systemPrompt,
@@ -303,8 +311,15 @@ export class BasicAgent {
         if (result) {
           this.conversation = result.selectedContext.messages.slice();
           this.lastLoopId = result.selected.loopId;
+          steering.adopt(result.selectedIndex);
+          followUps.adopt(result.selectedIndex);
         }
-      });
+      }).pipe(
+        finalize(() => {
+          steering.dispose();
+          followUps.dispose();
+        }),
+      );
     });
   }
 
@@ -384,6 +399,13 @@ export class BasicAgent {
     return loopIdFor(this.currentSessionId, segment, n);
   }
 
+  /** Gives back the id `nextLoopId()` just handed out, if no later one was. */
+  private releaseLoopId(loopId: string): void {
+    const segment = configSegment(this.options);
+    const n = this.loopCounters.get(segment);
+    if (n !== undefined && loopIdFor(this.currentSessionId, segment, n) === loopId) this.loopCounters.set(segment, n - 1);
+  }
+
   /** The loop config every run gets; exposed for integrations (parallel branches, sub-agents). */
   loopConfig(signal?: AbortSignal): AgentLoopConfig {
     const { systemPrompt: _s, tools: _t, steeringMode: _sm, followUpMode: _fm, agentId: _a, sessionId: _si, ...loop } = this.options;
@@ -408,8 +430,16 @@ export class BasicAgent {
       ...(continuation && this.lastLoopId ? { parentLoopId: this.lastLoopId } : {}),
       ...(continuation ? { continuationKind: continuation } : {}),
     };
+    const parentLoopId = this.lastLoopId;
     this.lastLoopId = loopId;
-    return this.track(start(context, this.loopConfig(controller.signal)), controller, (event) => {
+    // A run refused before it starts (InvalidContinue) consumes no loop id and parents nothing.
+    const run$ = start(context, this.loopConfig(controller.signal)).pipe(
+      undoIfUnstarted(() => {
+        this.lastLoopId = parentLoopId;
+        this.releaseLoopId(loopId);
+      }),
+    );
+    return this.track(run$, controller, (event) => {
       if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
     });
   }

@@ -13,7 +13,7 @@ import {
 import type { ToolCall } from '../types/content.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
 import {
-  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
+  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, DEFAULT_RETRY_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
 import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
@@ -30,10 +30,15 @@ import { compact } from '../operators/compact.js';
 import { dispatchTools, type SteeringCheck } from '../operators/dispatch-tools.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
+import { callProvider } from '../operators/guard-provider-stream.js';
 import { retryBackoff } from '../operators/retry-backoff.js';
+import { type AttemptMark, markAttempt, resumeRetry } from '../operators/resume-retry.js';
 import { toMessageEvents } from '../operators/to-message-events.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
+import { checkLoopOptions } from './check-options.js';
+import { checkPrompts } from './check-prompts.js';
+import { checkTools } from '../tools/check-tools.js';
 
 const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
 
@@ -82,11 +87,15 @@ export class Run {
   constructor(
     context: AgentContext,
     private readonly config: AgentLoopConfig,
-    private readonly prompts: readonly AgentMessage[] | undefined,
+    prompts: readonly AgentMessage[] | string | undefined,
   ) {
     const ids = config.ids ?? defaultIds;
-    if (prompts === undefined) this.checkContinuable(context);
+    // Bad options, tools or prompts fail the run before anything is emitted or sent to the model.
+    checkLoopOptions(config);
+    checkTools(context.tools);
     this.scheduler = config.scheduler ?? asyncScheduler;
+    this.prompts = prompts === undefined ? undefined : checkPrompts(prompts, this.scheduler.now());
+    if (prompts === undefined) this.checkContinuable(context);
     this.agentId = context.agentId ?? ids();
     this.sessionId = context.sessionId ?? ids();
     this.loopId = context.loopId ?? ids();
@@ -100,6 +109,8 @@ export class Run {
   }
 
   private readonly context: AgentContext;
+  /** The prompts as checked (`undefined` for a continuation). */
+  private readonly prompts: readonly AgentMessage[] | undefined;
 
   events$(): Observable<AgentEvent> {
     return playStages(() => this.stages());
@@ -113,6 +124,8 @@ export class Run {
       return;
     }
     yield [this.agentStartEvent()];
+    // A beforeLoop hook that threw is reported after AgentStart: AgentStart is every run's first event.
+    yield this.hookErrors.splice(0);
     yield this.start$();
     yield this.turns$();
     yield this.end$();
@@ -141,9 +154,12 @@ export class Run {
   private beforeLoop$(): Stage {
     const hook = this.config.hooks?.beforeLoop;
     if (!hook) return undefined;
-    return this.hook$('beforeLoop', () => hook(this.messages, 0), true as boolean | void, (ok) => {
-      if (ok === false) this.vetoed = true;
-    });
+    return this.safely$('beforeLoop', () => hook(this.messages, 0), true as boolean | void).pipe(
+      tap((ok) => {
+        if (ok === false) this.vetoed = true;
+      }),
+      ignoreElements(),
+    );
   }
 
   private agentStartEvent(): AgentEvent {
@@ -243,6 +259,12 @@ export class Run {
     this.polledThisTurn = false;
     if (this.ended) return;
     yield this.pollSteering$(); // checkpoint 6: loop re-entry
+    if (!this.turnDue()) {
+      // Everything that asked for this turn was refused by the input filters: no turn starts, and
+      // the run goes on (follow-ups, post-loop policies) or ends as if nothing had been queued.
+      yield* this.decideNext();
+      return;
+    }
     yield this.beforeTurn$();
     if (this.ended) return;
     const turnIndex = this.turnIndex;
@@ -257,6 +279,16 @@ export class Run {
     yield this.postTurn$(turnIndex);
     yield this.turnEnd$(turnIndex);
     yield* this.decideNext();
+  }
+
+  /** A model call is due: messages wait to be sent, or the context does not end with the model's answer. */
+  private turnDue(): boolean {
+    if (this.pending.length > 0) return true;
+    for (let i = this.messages.length - 1; i >= 0; i--) {
+      const m = this.messages[i]!;
+      if (!isExtension(m)) return m.role !== 'assistant';
+    }
+    return false;
   }
 
   private beforeTurn$(): Stage {
@@ -496,7 +528,7 @@ export class Run {
   private attempt$(request: StreamRequest): Observable<AgentEvent> {
     return new Observable<AgentEvent>((subscriber) => {
       this.retries = subscriber;
-      return this.provider(request, this.providerOptions).pipe(this.modelPipeline()).subscribe(subscriber);
+      return callProvider(this.provider, request, this.providerOptions).pipe(this.modelPipeline()).subscribe(subscriber);
     });
   }
 
@@ -507,9 +539,13 @@ export class Run {
   /** What every provider stream of the run goes through, composed once per run rather than per call. */
   private modelPipeline(): OperatorFunction<StreamEvent, AgentEvent> {
     const c = this.config;
+    const retry = c.retry === false ? NO_RETRY : (c.retry ?? {});
+    const retries = (retry.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0;
     this.modelOperators ??= pipe(
       c.operators?.providerStream ?? (identity as MonoTypeOperatorFunction<StreamEvent>),
-      retryBackoff<StreamEvent>(c.retry === false ? NO_RETRY : (c.retry ?? {}), {
+      // With retries, each attempt is marked so that a retry resumes where the last one broke.
+      retries ? markAttempt<StreamEvent>() : (identity as OperatorFunction<StreamEvent, StreamEvent | AttemptMark>),
+      retryBackoff<StreamEvent | AttemptMark>(retry, {
         scheduler: this.scheduler,
         ...(c.random ? { random: c.random } : {}),
         onRetry: (attempt, delayMs, error) =>
@@ -517,7 +553,8 @@ export class Run {
             type: 'RetryScheduled', loopId: this.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: this.now(),
           }),
       }),
-      c.signal ? takeUntil<StreamEvent>(this.abort$) : (identity as MonoTypeOperatorFunction<StreamEvent>),
+      c.signal ? takeUntil<StreamEvent | AttemptMark>(this.abort$) : (identity as MonoTypeOperatorFunction<StreamEvent | AttemptMark>),
+      retries ? resumeRetry() : (identity as OperatorFunction<StreamEvent | AttemptMark, StreamEvent>),
       toMessageEvents({ loopId: this.loopId, now: this.now, onPartial: this.onPartial, onEnd: this.onEnd }),
     );
     return this.modelOperators;

@@ -2,7 +2,8 @@ import { BehaviorSubject, Observable, Subject, catchError, defer, map, merge, of
 import type { SchedulerLike } from 'rxjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { httpFailure, isAuthFailure, isClientError } from './http-status.js';
 import { ErrorCode, LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Implementation, Progress, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
@@ -165,7 +166,7 @@ export async function connectMcpHttp(params: McpHttpParams): Promise<McpConnecti
   const requestInit: RequestInit = { headers: { ...params.headers } };
   const mode = params.transport ?? 'auto';
   const fail = (how: string, error: unknown) =>
-    new McpConnectionError(fallbackName, `Could not connect to MCP server ${fallbackName} at ${url.origin}${url.pathname} over ${how}: ${errorMessage(error)}`, { cause: error });
+    new McpConnectionError(fallbackName, `Could not connect to MCP server ${fallbackName} at ${url.origin}${url.pathname} over ${how}: ${httpFailure(error)}`, { cause: error });
 
   const describe = () => 'connection closed';
   const open: Opener = async () => {
@@ -173,7 +174,8 @@ export async function connectMcpHttp(params: McpHttpParams): Promise<McpConnecti
       try {
         return await openSession(params, new StreamableHTTPClientTransport(url, { requestInit }), 'streamableHttp', describe);
       } catch (error) {
-        if (mode === 'streamableHttp' || !isClientError(error)) throw fail('Streamable HTTP', error);
+        // 401/403 is an answer about credentials, not "not this protocol": no SSE fallback.
+        if (mode === 'streamableHttp' || !isClientError(error) || isAuthFailure(error)) throw fail('Streamable HTTP', error);
       }
     }
     try {
@@ -183,11 +185,6 @@ export async function connectMcpHttp(params: McpHttpParams): Promise<McpConnecti
     }
   };
   return McpConnectionImpl.open(params, fallbackName, open);
-}
-
-/** A 4xx to the Streamable HTTP `initialize` POST means "not this protocol", the signal to try SSE. */
-function isClientError(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500;
 }
 
 /** `initialize` over a fresh Client; on failure the client (and with it the transport) is closed. */
@@ -217,6 +214,8 @@ type Opener = () => Promise<Session>;
 class McpConnectionImpl implements McpConnection {
   private session: Session | undefined;
   private reason: string | undefined;
+  /** Set once close() starts: calls failing from then on report "connection closed". */
+  private closing = false;
   private readonly statusSubject = new BehaviorSubject<McpConnectionStatus>('connecting');
   private readonly logSubject = new Subject<McpLogMessage>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -302,6 +301,8 @@ class McpConnectionImpl implements McpConnection {
   close(): Promise<void> {
     return this.serially(async () => {
       if (this.status === 'closed') return;
+      // Calls still pending fail as the session drops: they must say "closed", not "call reconnect()".
+      this.closing = true;
       await this.dropSession();
       this.reason = 'closed by the application';
       this.setStatus('closed');
@@ -374,7 +375,7 @@ class McpConnectionImpl implements McpConnection {
   }
 
   private notConnectedMessage(): string {
-    if (this.status === 'closed') return `MCP server ${this.name} is closed`;
+    if (this.status === 'closed' || this.closing) return `MCP server ${this.name} is closed`;
     if (this.status === 'connecting') return `MCP server ${this.name} is still connecting`;
     return `MCP server ${this.name} is not connected (${this.reason ?? 'connection closed'}); call reconnect()`;
   }
@@ -426,12 +427,14 @@ class McpConnectionImpl implements McpConnection {
 
   private failure(toolName: string, error: unknown, signal: AbortSignal): Observable<ToolResult> {
     if (signal.aborted) return throwError(() => new ToolError('cancelled', `MCP tool ${toolName} on server ${this.name} was cancelled`, { cause: error }));
+    if (this.closing) return of(errorResult(`MCP tool ${toolName} on server ${this.name} ended: connection closed by close() while the call was pending`));
     if (this.status !== 'connected' || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed)) {
       return of(errorResult(this.notConnectedMessage()));
     }
     if (error instanceof McpError) return of(errorResult(`MCP server ${this.name} failed to run ${toolName}: ${errorMessage(error)}`));
     // Not a JSON-RPC answer: the transport itself failed (HTTP server gone, session expired...).
-    return of(errorResult(`MCP server ${this.name} could not be reached to run ${toolName} (${errorMessage(error)}); call reconnect() once it is back`));
+    if (isAuthFailure(error)) return of(errorResult(`MCP server ${this.name} refused ${toolName}: ${httpFailure(error)}; check the credentials`));
+    return of(errorResult(`MCP server ${this.name} could not be reached to run ${toolName} (${httpFailure(error)}); call reconnect() once it is back`));
   }
 }
 

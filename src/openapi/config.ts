@@ -37,6 +37,13 @@ export interface OpenApiConfig {
   dispatcher?: Dispatcher;
   /** Time source of the per-request timeout when loading a spec by URL. Tool calls use the loop's scheduler. */
   scheduler?: SchedulerLike;
+  /**
+   * Let `$ref`s point to loopback, private-network and link-local hosts (`127.0.0.1`,
+   * `localhost`, `10.x`, `192.168.x`, `169.254.x`...). Off by default: a spec must not make this
+   * process fetch internal endpoints, so a spec fetched from such a URL cannot resolve its
+   * relative `$ref`s unless you set this for a spec you trust. Local files are not affected.
+   */
+  allowPrivateRefs?: boolean;
 }
 
 /** Objects whose secret fields print as "****" in `String()`, `JSON.stringify` and `console.log`. */
@@ -88,6 +95,7 @@ export class OpenApiSettings {
   readonly dispatcher: Dispatcher | undefined;
   readonly scheduler: SchedulerLike | undefined;
   readonly baseUrlOverride: string | undefined;
+  readonly allowPrivateRefs: boolean;
   /** Values that must never appear in anything we produce. */
   readonly secrets: readonly string[];
 
@@ -100,6 +108,7 @@ export class OpenApiSettings {
     this.dispatcher = config.dispatcher;
     this.scheduler = config.scheduler;
     this.baseUrlOverride = config.baseUrl;
+    this.allowPrivateRefs = config.allowPrivateRefs === true;
     const secrets: string[] = [];
     if (this.auth.kind === 'bearer') secrets.push(this.auth.token);
     if (this.auth.kind === 'apiKey') secrets.push(this.auth.value);
@@ -132,6 +141,7 @@ export class OpenApiSettings {
       maxResponseBytes: this.maxResponseBytes,
       timeoutMs: this.timeoutMs,
       namePrefix: this.namePrefix,
+      allowPrivateRefs: this.allowPrivateRefs,
     };
   }
 

@@ -32,7 +32,7 @@ export interface OpenApiCallDetails {
  * Builds the request for one operation from the model's arguments: path parameters
  * percent-encoded, query and header parameters serialised by their `style`, auth and custom
  * headers applied, the body as JSON (or a form). Fails with an invalid-arguments ToolError when a
- * path parameter is missing.
+ * path parameter is missing or is a dot segment (`.`, `..`).
  */
 export function prepareRequest(op: OperationSpec, args: Record<string, unknown>, baseUrl: string, settings: OpenApiSettings): PreparedRequest {
   let path = op.path;
@@ -44,7 +44,7 @@ export function prepareRequest(op: OperationSpec, args: Record<string, unknown>,
       if (value === undefined || value === null || value === '') {
         throw ToolError.invalidArgs(`missing required path parameter "${param.argKey}" for ${op.operationId} (${op.method} ${op.path})`);
       }
-      path = path.split(`{${param.name}}`).join(encodeURIComponent(param.json ? JSON.stringify(value) : simpleValue(value)));
+      path = path.split(`{${param.name}}`).join(pathSegment(param.json ? JSON.stringify(value) : simpleValue(value), param.argKey, op));
     }
   }
   const target = new URL(baseUrl + path);
@@ -69,6 +69,19 @@ export function prepareRequest(op: OperationSpec, args: Record<string, unknown>,
       op.body.encoding === 'json' ? JSON.stringify(body) : op.body.encoding === 'form' ? formBody(body) : typeof body === 'string' ? body : JSON.stringify(body);
   }
   return prepared;
+}
+
+/**
+ * A path parameter as exactly one percent-encoded segment: `/`, `?`, `#` and `%` are encoded, so
+ * `a/b`, `%2e%2e` or `x?y=1` can change neither the path nor the query. A value that is a dot
+ * segment (`.`, `..`) cannot be sent: URL parsers (and servers) collapse it, and any encoding of
+ * it (`%2E%2E`) as well, so it is refused as an invalid argument instead.
+ */
+function pathSegment(text: string, argKey: string, op: OperationSpec): string {
+  if (text === '.' || text === '..') {
+    throw ToolError.invalidArgs(`path parameter "${argKey}" of ${op.operationId} (${op.method} ${op.path}) cannot be "${text}": a dot segment would change the path`);
+  }
+  return encodeURIComponent(text);
 }
 
 /** `simple` style: arrays as `a,b`, objects as `k,v,k,v`. */

@@ -12,6 +12,8 @@ import type { OpenApiConfig, OperationFilter } from './config.js';
 import { OpenApiError } from './errors.js';
 import { callOperation, prepareRequest } from './http-call.js';
 import { listOperations } from './operations.js';
+import { argumentsValidator } from './validate-args.js';
+import type { SchemaDraft } from '@cfworker/json-schema';
 import type { OpenApiDocument, OperationSpec } from './operations.js';
 import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 
@@ -130,13 +132,18 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
   // swagger-parser rewrites relative server URLs of a fetched spec and loses the port doing so;
   // keep the servers as written and resolve them ourselves.
   const servers = structuredClone((raw as OpenApiDocument).servers);
+  requirePaths(raw, source.label);
   let doc: OpenApiDocument;
+  const options = { resolve: { http: { safeUrlResolver: !settings.allowPrivateRefs } } };
   try {
     // validate() also dereferences, in place; the object is always our own copy.
     const api = raw as Exclude<Parameters<typeof SwaggerParser.validate>[1], string>;
-    doc = (source.base ? await SwaggerParser.validate(source.base, api, {}) : await SwaggerParser.validate(api)) as OpenApiDocument;
+    doc = (source.base ? await SwaggerParser.validate(source.base, api, options) : await SwaggerParser.validate(api, options)) as OpenApiDocument;
   } catch (error) {
-    throw new OpenApiError(source.label, `Invalid OpenAPI spec ${source.label}: ${errorMessage(error)}`, { cause: error });
+    const hint = refusedPrivateRef(error, settings)
+      ? ' ($refs to loopback and private-network URLs are refused by default; set allowPrivateRefs: true for a spec you trust)'
+      : '';
+    throw new OpenApiError(source.label, `Invalid OpenAPI spec ${source.label}: ${errorMessage(error)}${hint}`, { cause: error });
   }
   if (servers) doc.servers = servers;
 
@@ -150,9 +157,41 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
     if (name !== (settings.namePrefix ? `${settings.namePrefix}__${op.operationId}` : op.operationId)) {
       warnings.push(`${op.operationId} (${op.method} ${op.path}): tool named "${name}" (tool names allow 1-64 characters of [a-zA-Z0-9_-])`);
     }
-    return operationTool(op, name, baseUrl, settings);
+    return operationTool(op, name, baseUrl, settings, schemaDraft(doc), source.label);
   });
   return { tools, warnings, baseUrl, title: doc.info?.title, version: doc.info?.version, settings };
+}
+
+/** Without `paths` there is nothing to make tools of (the parser's own message would be "[object Object] is not valid"). */
+function requirePaths(raw: object, label: string): void {
+  const { paths, openapi, swagger } = raw as OpenApiDocument;
+  if (typeof openapi !== 'string' && typeof swagger !== 'string') {
+    throw new OpenApiError(label, `Invalid OpenAPI spec ${label}: it has neither an "openapi" nor a "swagger" version field`);
+  }
+  if (typeof paths !== 'object' || paths === null || Array.isArray(paths)) {
+    throw new OpenApiError(label, `Invalid OpenAPI spec ${label}: it has no "paths" object, so there are no operations to make tools of`);
+  }
+}
+
+/** A `$ref` the resolver would not fetch because its host is loopback or private. */
+function refusedPrivateRef(error: unknown, settings: OpenApiSettings): boolean {
+  if (settings.allowPrivateRefs) return false;
+  const url = /Unable to resolve \$ref pointer "(https?:\/\/[^"]+)"/.exec(errorMessage(error))?.[1];
+  return url !== undefined && isPrivateHost(new URL(url).hostname);
+}
+
+/** Loopback, private-network, link-local and unspecified hosts: what the resolver refuses by default. */
+function isPrivateHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return (
+    host === 'localhost' || host.endsWith('.localhost') || host === '::1' || host === '::' || /^f[cd][0-9a-f]{2}:/.test(host) || /^fe80:/.test(host) ||
+    /^(127|10|0)\./.test(host) || /^192\.168\./.test(host) || /^169\.254\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host)
+  );
+}
+
+/** OpenAPI 3.1 schemas are JSON Schema 2020-12; 3.0 and Swagger 2.0 schemas are draft-04 dialects. */
+function schemaDraft(doc: OpenApiDocument): SchemaDraft {
+  return doc.openapi?.startsWith('3.1') ? '2020-12' : '4';
 }
 
 function tryBaseUrl(doc: OpenApiDocument, settings: OpenApiSettings, source: Source): string | undefined {
@@ -188,7 +227,7 @@ function specServer(doc: OpenApiDocument, source: Source): string | undefined {
   return source.httpBase ? basePath || '/' : undefined;
 }
 
-function operationTool(op: OperationSpec, name: string, baseUrl: string, settings: OpenApiSettings): Tool {
+function operationTool(op: OperationSpec, name: string, baseUrl: string, settings: OpenApiSettings, draft: SchemaDraft, label: string): Tool {
   const required = [
     ...op.params.filter((p) => p.required).map((p) => p.argKey),
     ...(op.body?.required ? [op.body.argKey] : []),
@@ -196,23 +235,36 @@ function operationTool(op: OperationSpec, name: string, baseUrl: string, setting
   const properties: Record<string, JsonSchema> = Object.fromEntries(op.params.map((p) => [p.argKey, p.schema]));
   if (op.body) properties[op.body.argKey] = op.body.schema;
   const parameters: JsonSchema = { type: 'object', properties, ...(required.length > 0 ? { required } : {}) };
+  const where = `${op.operationId} (${op.method} ${op.path})`;
+  let checkTypes: (args: unknown) => ArgsValidation<Record<string, unknown>>;
+  try {
+    checkTypes = argumentsValidator(parameters, draft, where);
+  } catch (error) {
+    throw new OpenApiError(label, `${errorMessage(error)} in ${label}`, { cause: error });
+  }
+  const validate = (args: unknown): ArgsValidation<Record<string, unknown>> => {
+    const value = args ?? {};
+    if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'arguments must be a JSON object' };
+    const missing = required.filter((key) => (value as Record<string, unknown>)[key] === undefined);
+    if (missing.length > 0) return { ok: false, error: `missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
+    return checkTypes(value);
+  };
 
   return {
     name,
     label: op.summary ?? op.operationId,
     description: describe(op),
     parameters,
-    validate: (args: unknown): ArgsValidation<Record<string, unknown>> => {
-      const value = args ?? {};
-      if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'arguments must be a JSON object' };
-      const missing = required.filter((key) => (value as Record<string, unknown>)[key] === undefined);
-      if (missing.length > 0) return { ok: false, error: `missing required argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}` };
-      return { ok: true, value: value as Record<string, unknown> };
-    },
+    validate,
     execute: (args, ctx) =>
-      defer(() => callOperation(prepareRequest(op, args ?? {}, baseUrl, settings), settings, ctx.signal, ctx.scheduler)).pipe(
+      defer(() => {
+        // Also when called directly, not through the loop's validate(): bad arguments never reach the API.
+        const checked = validate(args);
+        if (!checked.ok) throw ToolError.invalidArgs(`${name}: ${checked.error}`);
+        return callOperation(prepareRequest(op, checked.value, baseUrl, settings), settings, ctx.signal, ctx.scheduler);
+      }).pipe(
         catchError((error: unknown) => {
-          // A request that cannot be built (missing path parameter) is the model's to fix; cancellation is not.
+          // Invalid arguments, or a request that cannot be built (a dot-segment path parameter), are the model's to fix; cancellation is not.
           if (error instanceof ToolError && error.kind === 'invalidArgs') {
             return of<ToolResult>({ content: [{ type: 'text', text: settings.redact(error.message) }], isError: true });
           }

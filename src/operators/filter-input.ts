@@ -1,4 +1,4 @@
-import { catchError, concatMap, from, map, type Observable, type OperatorFunction, of, reduce } from 'rxjs';
+import { catchError, concatMap, from, map, type Observable, type OperatorFunction, of, reduce, takeWhile } from 'rxjs';
 import type { AgentMessage } from '../types/message.js';
 import type { InputFilter, InputVerdict } from '../types/hooks.js';
 import { errorMessage } from '../types/errors.js';
@@ -11,7 +11,8 @@ export type FilteredInput =
 
 /**
  * Runs input filters over each batch of incoming messages (prompts, steering, follow-ups).
- * Filters run in order on every user message; the first Reject wins and the batch is refused;
+ * Filters run in order on every user message; the first Reject wins and the batch is refused
+ * (later filters are not consulted for that message, nor later messages of the batch);
  * a Warn appends "[Warning: msg]" to that message's text; non-user messages pass untouched.
  * A filter that throws counts as a rejection naming the error: an unsafe input never slips by.
  *
@@ -33,6 +34,7 @@ export function filterInput(filters: readonly InputFilter[]): OperatorFunction<r
 function filterBatch(batch: readonly AgentMessage[], filters: readonly InputFilter[]): Observable<FilteredInput> {
   return from(batch).pipe(
     concatMap((message) => filterMessage(message, filters)),
+    takeWhile((one) => one.action !== 'reject', true),
     reduce<FilteredOne, FilteredInput>(
       (acc, one) => {
         if (acc.action === 'reject') return acc;
@@ -52,6 +54,8 @@ function filterMessage(message: AgentMessage, filters: readonly InputFilter[]): 
   if (message.role !== 'user' || filters.length === 0) return from([{ action: 'pass' as const, message, warnings: [] }]);
   return from(filters).pipe(
     concatMap((filter) => safeVerdict(filter, message)),
+    // The first Reject short-circuits: later filters are never called.
+    takeWhile((v) => v.action !== 'reject', true),
     reduce<InputVerdict, InputVerdict[]>((all, v) => (all.push(v), all), []),
     map((verdicts): FilteredOne => {
       const rejected = verdicts.find((v): v is Extract<InputVerdict, { action: 'reject' }> => v.action === 'reject');

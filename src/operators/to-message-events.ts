@@ -1,16 +1,13 @@
-import type { OperatorFunction } from 'rxjs';
-// RxJS's own operator plumbing (public under `rxjs/internal/*`): the source is subscribed with an
-// OperatorSubscriber, one call per delta instead of a SafeSubscriber and its observer wrapper.
-import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
-import { operate } from 'rxjs/internal/util/lift';
+import { Observable, type OperatorFunction } from 'rxjs';
 import type { StreamEvent } from '../types/provider.js';
+import type { StreamReset } from './resume-retry.js';
 import type { AgentEvent, StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 
 export interface ToMessageEventsOptions {
   loopId: string;
   now(): number;
-  /** Receives the message so far whenever it changes owner (for error and abort recovery). */
+  /** Receives each snapshot of the message so far as it streams (for error and abort recovery). */
   onPartial?(partial: AssistantMessage): void;
   /** Receives the final message of `done`, just before its MessageEnd is emitted. */
   onEnd?(message: AssistantMessage): void;
@@ -18,9 +15,12 @@ export interface ToMessageEventsOptions {
 
 /**
  * Turns a provider stream into the assistant message's lifecycle events: one MessageStart,
- * a MessageUpdate per delta, one MessageEnd with the final message. A stream that is retried
+ * a MessageUpdate per delta, one MessageEnd with the final message. Each event carries the
+ * message as the provider's stream event does: from phi-rx's providers an immutable snapshot.
+ * A stream that is retried
  * (a second `start`) keeps the single lifecycle: the UI sees one message whose partial is
- * replaced. Per delta it allocates only the event itself.
+ * replaced; a `reset` from `resumeRetry` becomes a MessageReset. Per delta it allocates only the
+ * event itself.
  *
  * ```
  * source:  -s-t-t-d|     (s: start, t: textDelta, d: done)
@@ -31,9 +31,9 @@ export interface ToMessageEventsOptions {
  * @example
  * provider(request, {}).pipe(toMessageEvents({ loopId, now: () => Date.now() })).subscribe(render);
  */
-export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent, AgentEvent> {
+export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent | StreamReset, AgentEvent> {
   const { loopId, now, onPartial, onEnd } = options;
-  return operate<StreamEvent, AgentEvent>((source, subscriber) => {
+  return (source) => new Observable<AgentEvent>((subscriber) => {
       let started = false;
       const start = (partial: AssistantMessage): void => {
         onPartial?.(partial);
@@ -42,11 +42,17 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
         subscriber.next({ type: 'MessageStart', loopId, message: partial, timestamp: now() });
       };
       const update = (message: AssistantMessage, delta: StreamDelta): void => {
+        onPartial?.(message);
         subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
       };
-      source.subscribe(
-        createOperatorSubscriber(subscriber, (e: StreamEvent) => {
+      const next = (e: StreamEvent | StreamReset): void => {
           switch (e.type) {
+            case 'reset':
+              // A retry diverged from what was shown (see resumeRetry): the UI starts over from e.message.
+              if (!started) start(e.message);
+              onPartial?.(e.message);
+              subscriber.next({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
+              return;
             case 'start':
               start(e.partial);
               return;
@@ -73,7 +79,15 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
               subscriber.next({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
               return;
           }
-        }),
-      );
+      };
+      // A throw in a callback (onPartial, onEnd) fails the stream, as in any RxJS operator.
+      const guardedNext = (e: StreamEvent | StreamReset): void => {
+        try {
+          next(e);
+        } catch (error) {
+          subscriber.error(error);
+        }
+      };
+      return source.subscribe({ next: guardedNext, error: (error: unknown) => subscriber.error(error), complete: () => subscriber.complete() });
   });
 }

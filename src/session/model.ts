@@ -113,11 +113,19 @@ export interface Session {
 // ---------------------------------------------------------------------------------------------
 // zod schemas: run when a session is loaded from JSON, never while recording.
 
-const EVENT_TYPES = [
-  'AgentStart', 'AgentEnd', 'TurnStart', 'TurnEnd', 'MessageStart', 'MessageUpdate', 'MessageEnd',
-  'ToolExecutionStart', 'ToolExecutionUpdate', 'ToolExecutionEnd', 'ProgressMessage', 'InputRejected',
-  'ParallelLoopStart', 'ParallelLoopEnd', 'CompactionStart', 'CompactionEnd', 'RetryScheduled', 'HookError',
-] as const satisfies readonly AgentEventType[];
+/** Every event type, as a record so that a new AgentEvent variant cannot be forgotten here (it fails to compile). */
+const EVENT_TYPE_RECORD: Record<AgentEventType, true> = {
+  AgentStart: true, AgentEnd: true, TurnStart: true, TurnEnd: true, MessageStart: true, MessageUpdate: true,
+  MessageReset: true, MessageEnd: true, ToolExecutionStart: true, ToolExecutionUpdate: true, ToolExecutionEnd: true,
+  ProgressMessage: true, InputRejected: true, ParallelLoopStart: true, ParallelLoopEnd: true, CompactionStart: true,
+  CompactionEnd: true, RetryScheduled: true, HookError: true,
+};
+const EVENT_TYPES = Object.keys(EVENT_TYPE_RECORD) as [AgentEventType, ...AgentEventType[]];
+
+/** The event types a loop record keeps (all but the loop and parallel-group openers, which make records). */
+export const LOOP_EVENT_TYPES: ReadonlySet<string> = new Set(
+  EVENT_TYPES.filter((t) => t !== 'AgentStart' && t !== 'ParallelLoopStart' && t !== 'ParallelLoopEnd'),
+);
 
 export const ContinuationKindSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('default') }),

@@ -9,7 +9,7 @@ import type {
 } from '../types/events.js';
 import { errorMessage } from '../types/errors.js';
 import { Usage } from '../types/usage.js';
-import { LoopStatus } from './model.js';
+import { LOOP_EVENT_TYPES, LoopStatus } from './model.js';
 import type { ChildLoopRef, LoopRecord, RecordedEvent, Session, SessionFormation } from './model.js';
 import { totalUsage } from './queries.js';
 import type { AgentEventSink } from '../operators/record-session.js';
@@ -69,11 +69,6 @@ interface LoopEntry {
   started: boolean;
 }
 
-const LOOP_EVENT_TYPES: ReadonlySet<string> = new Set([
-  'AgentEnd', 'TurnStart', 'TurnEnd', 'MessageStart', 'MessageUpdate', 'MessageEnd', 'ToolExecutionStart',
-  'ToolExecutionUpdate', 'ToolExecutionEnd', 'ProgressMessage', 'InputRejected', 'CompactionStart',
-  'CompactionEnd', 'RetryScheduled', 'HookError',
-]);
 
 const isOpen = (r: LoopRecord): boolean => r.status === LoopStatus.Running || r.status === LoopStatus.Pending;
 const isString = (v: unknown): v is string => typeof v === 'string';

@@ -11,6 +11,7 @@ export const EVENT_LETTERS: Readonly<Record<AgentEventType, string>> = {
   TurnEnd: 't',
   MessageStart: 'M',
   MessageUpdate: 'u',
+  MessageReset: 'w',
   MessageEnd: 'm',
   ToolExecutionStart: 'X',
   ToolExecutionUpdate: 'p',

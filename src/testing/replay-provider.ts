@@ -1,9 +1,10 @@
-import { asyncScheduler, concatMap, defer, from, map, of, throwError, timer, type Observable, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, concat, concatMap, defer, from, map, of, throwError, timer, type Observable, type SchedulerLike } from 'rxjs';
 import { AssistantMessageBuilder } from '../sources/providers/message-builder.js';
 import { AgentError, ProviderError } from '../types/errors.js';
 import type { AgentMessage, AssistantMessage, Message } from '../types/message.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
 import type { LoopRecord, Session } from '../session/model.js';
+import { recordedTimings, type RecordedTiming } from './replay-timing.js';
 
 export interface ReplayProviderOptions {
   /** Characters per text / thinking delta. Default 4 (the scripted provider's). */
@@ -16,6 +17,13 @@ export interface ReplayProviderOptions {
   scheduler?: SchedulerLike;
   /** Check that each request ends with the message that preceded the answer in the recording. Default true. */
   checkRequests?: boolean;
+  /**
+   * `recorded` (default): each answer of a recorded Session waits as long as the model did: its
+   * first event comes at the recorded MessageStart's offset from the request, and `done` at the
+   * recorded MessageEnd's; the deltas in between come right after the first event. `immediate`:
+   * the whole answer at once. A `delayMs` above 0 replaces both with its fixed spacing.
+   */
+  timing?: 'recorded' | 'immediate';
 }
 
 export interface ReplayProvider extends Provider {
@@ -34,6 +42,7 @@ interface RecordedTurn {
   message: AssistantMessage;
   expected?: Message;
   loopId?: string;
+  timing?: RecordedTiming;
 }
 
 type EventThunk = () => StreamEvent;
@@ -43,7 +52,9 @@ type EventThunk = () => StreamEvent;
  * order, each loop's turns in order), or of a plain message list. Each answer is re-streamed
  * through AssistantMessageBuilder with deterministic chunking, so re-running the same prompts
  * against it reproduces the recorded run event for event; the replayed message keeps the
- * recorded content, usage, stop reason, model and timestamp.
+ * recorded content, usage, stop reason, model and timestamp, and (see `timing`) each answer takes
+ * as long as the model took, so under a TestScheduler started at the recording's start time the
+ * replayed events carry the recorded timestamps, model latency included.
  *
  * Every request is checked against the recording: its last message must be the message that came
  * right before the answer in the recording (same role, content and tool call, timestamps aside).
@@ -63,7 +74,12 @@ type EventThunk = () => StreamEvent;
 export function replayProvider(recording: Session | readonly AgentMessage[], options: ReplayProviderOptions = {}): ReplayProvider {
   const turns = isMessageList(recording)
     ? turnsOf([{ messages: recording }])
-    : turnsOf(recording.loops.map((loop) => ({ ...loop, messages: messagesOf(loop) })));
+    : turnsOf(
+        recording.loops.map((loop) => {
+          const messages = messagesOf(loop);
+          return { ...loop, messages, timings: options.timing === 'immediate' ? undefined : recordedTimings(loop, messages) };
+        }),
+      );
   const chunkSize = Math.max(1, options.chunkSize ?? 4);
   const argChunks = Math.max(1, options.argChunks ?? 3);
   const delayMs = options.delayMs ?? 0;
@@ -79,8 +95,10 @@ export function replayProvider(recording: Session | readonly AgentMessage[], opt
       if (problem !== undefined) return throwError(() => divergedError(problem));
       played++;
       const steps = streamOf(turn!.message, chunkSize, argChunks);
-      if (delayMs <= 0) return from(steps).pipe(map((step) => step()));
       const scheduler = options.scheduler ?? providerOptions.scheduler ?? asyncScheduler;
+      const timing = turn!.timing;
+      if (delayMs <= 0 && timing && timing.endAfter > 0) return withRecordedTiming(steps, timing, scheduler);
+      if (delayMs <= 0) return from(steps).pipe(map((step) => step()));
       // Thunks run when emitted, so each event sees the shared partial message as it was then.
       return from(steps).pipe(concatMap((step, i) => (i === 0 ? of(step()) : timer(delayMs, scheduler).pipe(map(() => step())))));
     });
@@ -102,6 +120,14 @@ export function replayProvider(recording: Session | readonly AgentMessage[], opt
     },
   });
   return provider as ReplayProvider;
+}
+
+/** `start` after `startAfter`, the deltas right after it, `done` at `endAfter` (all from the request). */
+function withRecordedTiming(steps: readonly EventThunk[], timing: RecordedTiming, scheduler: SchedulerLike): Observable<StreamEvent> {
+  const at = (ms: number, thunks: readonly EventThunk[]) => (ms > 0 ? timer(ms, scheduler).pipe(concatMap(() => from(thunks))) : from(thunks));
+  const head = at(timing.startAfter, steps.slice(0, -1));
+  const done = at(timing.endAfter - timing.startAfter, steps.slice(-1));
+  return concat(head, done).pipe(map((step) => step()));
 }
 
 /** True for the error a replay fails with when the run left the recording. */
@@ -129,7 +155,9 @@ function isMessageList(r: Session | readonly AgentMessage[]): r is readonly Agen
  * The answers in order, each with the message before it: in its own loop, or for a loop that
  * opens with an answer (a continuation), the last message of the loop it continues.
  */
-function turnsOf(loops: ReadonlyArray<{ loopId?: string; parentLoopId?: string; messages: readonly AgentMessage[] }>): RecordedTurn[] {
+function turnsOf(
+  loops: ReadonlyArray<{ loopId?: string; parentLoopId?: string; messages: readonly AgentMessage[]; timings?: ReadonlyMap<AgentMessage, RecordedTiming> }>,
+): RecordedTurn[] {
   const turns: RecordedTurn[] = [];
   const lastOfLoop = new Map<string, Message>();
   for (const loop of loops) {
@@ -137,11 +165,13 @@ function turnsOf(loops: ReadonlyArray<{ loopId?: string; parentLoopId?: string; 
     for (const m of loop.messages) {
       if (m.role === 'extension') continue;
       const message = withoutTurnId(m);
+      const timing = loop.timings?.get(m);
       if (message.role === 'assistant') {
         turns.push({
           message,
           ...(previous === undefined ? {} : { expected: previous }),
           ...(loop.loopId === undefined ? {} : { loopId: loop.loopId }),
+          ...(timing === undefined ? {} : { timing }),
         });
       }
       previous = message;

@@ -1,23 +1,44 @@
 import { z } from 'zod';
 import type { ArgsValidation, JsonSchema, Tool, ToolContext, ToolExecution } from '../types/tool.js';
+import { AgentError } from '../types/errors.js';
 import { formatPath } from '../types/schemas.js';
 import { TOOL_NAME_PATTERN } from './tool-name.js';
+import { compileJsonSchema, JsonSchemaError } from './json-schema.js';
+import { deriveJsonSchema, isStandardSchema, issuePath, type StandardSchemaV1 } from './standard-schema.js';
 
 export interface ToolSpec<S> {
   name: string;
   label?: string;
   description: string;
-  /** A zod schema, or a raw JSON Schema object. */
+  /**
+   * The arguments: a Standard Schema (zod 3.24+ and 4, valibot, arktype, …), validated through its
+   * own `validate`, or a raw JSON Schema object (drafts 4, 7, 2019-09, 2020-12), validated with
+   * `@cfworker/json-schema`. Either way invalid arguments never reach `execute`.
+   */
   parameters: S;
+  /**
+   * The JSON Schema the model is sent. Derived when absent: zod 4's `toJSONSchema`, a vendor's
+   * Standard JSON Schema converter or `toJsonSchema()` (arktype), or `parameters` itself when it is
+   * JSON Schema. Required for a schema that cannot describe itself (zod 3, valibot: use
+   * `@valibot/to-json-schema`); validation still goes through `parameters`.
+   */
+  jsonSchema?: JsonSchema;
   execute(args: ArgsOf<S>, ctx: ToolContext): ToolExecution;
   timeoutMs?: number;
 }
 
-type ArgsOf<S> = S extends z.ZodType ? z.output<S> : Record<string, unknown>;
+type ArgsOf<S> = S extends z.ZodType
+  ? z.output<S>
+  : S extends StandardSchemaV1<unknown, infer O>
+    ? O
+    : Record<string, unknown>;
 
 /**
- * Makes a Tool from a zod schema or a JSON Schema. Arguments are validated before `execute`;
- * a failure becomes an invalid-arguments result naming the path, so the model can correct itself.
+ * Makes a Tool from a Standard Schema (zod, valibot, arktype …) or a JSON Schema. Arguments are
+ * validated before `execute`; a failure becomes an invalid-arguments result naming the path, so
+ * the model can correct itself. A definition that cannot work (a bad name, no `execute`, a JSON
+ * Schema that does not compile or does not describe an object, a schema with no JSON Schema for
+ * the model) throws an AgentError (`InvalidTool`) naming the tool.
  *
  * @example
  * const add = defineTool({
@@ -27,54 +48,86 @@ type ArgsOf<S> = S extends z.ZodType ? z.output<S> : Record<string, unknown>;
  *   execute: ({ a, b }) => String(a + b),
  * });
  */
-export function defineTool<S extends z.ZodType | JsonSchema>(spec: ToolSpec<S>): Tool<ArgsOf<S>> {
-  if (!TOOL_NAME_PATTERN.test(spec.name)) {
-    throw new TypeError(`defineTool: name "${spec.name}" must be 1-64 characters of [a-zA-Z0-9_-]`);
+export function defineTool<S extends z.ZodType | StandardSchemaV1 | JsonSchema>(spec: ToolSpec<S>): Tool<ArgsOf<S>> {
+  if (typeof spec.name !== 'string' || !TOOL_NAME_PATTERN.test(spec.name)) {
+    throw new TypeError(`defineTool: name "${String(spec.name)}" must be 1-64 characters of [a-zA-Z0-9_-]`);
   }
-  const schema = toZod(spec.parameters);
+  const fail = (reason: string): never => {
+    throw new AgentError('InvalidTool', `defineTool "${spec.name}": ${reason}`);
+  };
+  if (typeof spec.execute !== 'function') fail('execute must be a function');
+  const params: unknown = spec.parameters;
+  const standard = isStandardSchema(params) ? params : undefined;
+  if (!standard && (params === null || typeof params !== 'object' || Array.isArray(params))) {
+    fail(`parameters must be a Standard Schema (zod, valibot, arktype …) or a JSON Schema object, got ${params === null ? 'null' : typeof params}`);
+  }
+  if (!standard && typeof (params as { safeParse?: unknown }).safeParse === 'function') {
+    fail('parameters look like a zod schema without Standard Schema support (zod older than 3.24): upgrade zod, or pass a JSON Schema');
+  }
+  const jsonSchema = spec.jsonSchema ?? (standard ? derivedSchema(standard) : (params as JsonSchema));
+  if (jsonSchema === undefined) {
+    fail(`cannot derive a JSON Schema for the model from this ${standard!['~standard'].vendor} schema: pass it as \`jsonSchema\``);
+  }
+  const compiled = compileOrFail(jsonSchema!, fail);
+  const validate = standard ? (args: unknown) => validateStandard<ArgsOf<S>>(standard, args) : (args: unknown) => validateJson<ArgsOf<S>>(compiled, args);
   const tool: Tool<ArgsOf<S>> = {
     name: spec.name,
     label: spec.label ?? spec.name,
     description: spec.description,
-    parameters: toJsonSchema(spec.parameters),
-    validate: (args: unknown) => validateWith<ArgsOf<S>>(schema, args),
+    parameters: jsonSchema!,
+    validate,
     execute: spec.execute,
   };
   if (spec.timeoutMs !== undefined) tool.timeoutMs = spec.timeoutMs;
   return tool;
 }
 
-function isZod(s: unknown): s is z.ZodType {
-  return s instanceof z.ZodType;
+/** JSON Schemas derived from Standard Schemas, once per schema object. */
+const derived = new WeakMap<object, JsonSchema | null>();
+
+function derivedSchema(schema: StandardSchemaV1): JsonSchema | undefined {
+  let json = derived.get(schema);
+  if (json === undefined) {
+    json = deriveJsonSchema(schema) ?? null;
+    derived.set(schema, json);
+  }
+  return json ?? undefined;
 }
 
-function toJsonSchema(s: z.ZodType | JsonSchema): JsonSchema {
-  if (!isZod(s)) return s;
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
-  return schema;
-}
-
-function toZod(s: z.ZodType | JsonSchema): z.ZodType | undefined {
-  if (isZod(s)) return s;
+/**
+ * Checks that a tool's JSON Schema compiles and describes an object (what every provider requires
+ * of tool parameters). Shared by `defineTool` and the run-start check of hand-made tools.
+ */
+export function checkParametersSchema(schema: unknown): string | undefined {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return `parameters must be a JSON Schema object, got ${schema === null ? 'null' : Array.isArray(schema) ? 'an array' : typeof schema}`;
+  const type = (schema as JsonSchema).type;
+  if (type !== 'object') return `parameters must be an object schema ({ type: 'object', … }), got type ${JSON.stringify(type) ?? 'undefined'}`;
   try {
-    return z.fromJSONSchema(s as Parameters<typeof z.fromJSONSchema>[0]);
-  } catch {
-    // A schema zod cannot express is still sent to the model; we then only check for an object.
-    return undefined;
+    compileJsonSchema(schema as JsonSchema);
+  } catch (e) {
+    if (e instanceof JsonSchemaError) return `parameters: ${e.message}`;
+    throw e;
   }
+  return undefined;
 }
 
-function validateWith<A>(schema: z.ZodType | undefined, args: unknown): ArgsValidation<A> {
+function compileOrFail(schema: JsonSchema, fail: (reason: string) => never): ReturnType<typeof compileJsonSchema> {
+  const problem = checkParametersSchema(schema);
+  if (problem) fail(problem);
+  return compileJsonSchema(schema);
+}
+
+function validateJson<A>(schema: ReturnType<typeof compileJsonSchema>, args: unknown): ArgsValidation<A> {
   const input = args ?? {};
-  if (schema === undefined) {
-    return typeof input === 'object' && !Array.isArray(input)
-      ? { ok: true, value: input as A }
-      : { ok: false, error: 'arguments must be a JSON object' };
+  const errors = schema.errors(input);
+  return errors.length === 0 ? { ok: true, value: input as A } : { ok: false, error: errors.join('; ') };
+}
+
+function validateStandard<A>(schema: StandardSchemaV1, args: unknown): ArgsValidation<A> {
+  const result = schema['~standard'].validate(args ?? {});
+  if (result instanceof Promise) {
+    return { ok: false, error: 'the tool\'s parameters schema validates asynchronously, which tool arguments do not support: use a synchronous schema' };
   }
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return { ok: true, value: parsed.data as A };
-  return {
-    ok: false,
-    error: parsed.error.issues.map((i) => `${formatPath('arguments', i.path)}: ${i.message}`).join('; '),
-  };
+  if (result.issues) return { ok: false, error: result.issues.map((i) => `${formatPath('arguments', issuePath(i))}: ${i.message}`).join('; ') };
+  return { ok: true, value: result.value as A };
 }

@@ -31,7 +31,9 @@ export function createEventRebuilder(): (event: WireEvent) => AgentEvent {
       case 'MessageStart':
         if (event.message.role === 'assistant') partials.set(event.loopId, startPartial(event.message as AssistantMessage));
         return event;
-      // A MessageReset will be one more case here: `partials.set(event.loopId, startPartial(event.message))`.
+      case 'MessageReset': // a retry diverged: following deltas build on the message it carries
+        partials.set(event.loopId, startPartial(event.message));
+        return event;
       case 'MessageUpdate': {
         const current = partials.get(event.loopId);
         if (!current) throw new Error(`MessageUpdate for loop ${event.loopId} arrived before its MessageStart`);

@@ -59,6 +59,9 @@ export function createWireEncoder(): (event: AgentEvent) => WireEvent {
       case 'MessageStart':
         if (event.message.role === 'assistant') partials.set(event.loopId, startPartial(event.message as AssistantMessage));
         return event;
+      case 'MessageReset':
+        partials.set(event.loopId, startPartial(event.message));
+        return event;
       case 'MessageUpdate': {
         const partial = partials.get(event.loopId);
         if (partial) partials.set(event.loopId, applyDelta(partial, event.delta));

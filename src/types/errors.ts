@@ -123,7 +123,10 @@ export type AgentErrorCode =
   | 'ReplayDiverged'
   | 'InvalidConfig'
   | 'InvalidJson'
-  | 'StrategyError';
+  | 'StrategyError'
+  | 'InvalidTool'
+  | 'InvalidPrompt'
+  | 'ProviderContract';
 
 /** A misuse of the agent API, typed so callers can branch on `code`. */
 export class AgentError extends Error {

@@ -67,6 +67,22 @@ export interface MessageUpdateEvent {
   timestamp: number;
 }
 
+/**
+ * Discard what you rendered of the streaming assistant message and continue from `message`.
+ * Emitted between a MessageStart and its MessageEnd when a model call was retried after partial
+ * output and the new attempt diverged from what was already streamed (`retryDiverged`); a retry
+ * that repeats the same output is resumed without one (its repeated prefix is not re-sent).
+ * `message` holds the content both attempts share (normally none); the following MessageUpdate
+ * deltas build on it.
+ */
+export interface MessageResetEvent {
+  type: 'MessageReset';
+  loopId: string;
+  message: AssistantMessage;
+  reason: 'retryDiverged';
+  timestamp: number;
+}
+
 export interface MessageEndEvent {
   type: 'MessageEnd';
   loopId: string;
@@ -184,6 +200,7 @@ export type AgentEvent =
   | TurnEndEvent
   | MessageStartEvent
   | MessageUpdateEvent
+  | MessageResetEvent
   | MessageEndEvent
   | ToolExecutionStartEvent
   | ToolExecutionUpdateEvent

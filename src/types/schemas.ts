@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { STOP_REASONS, type AgentMessage } from './message.js';
 import type { StopReason } from './message.js';
 import { AgentError } from './errors.js';
+import { locateIssue } from './zod-issue.js';
 
 /**
  * zod schemas for everything loaded from JSON. They run at the boundaries (restore, session
@@ -148,7 +149,8 @@ export function formatPath(root: string, path: ReadonlyArray<PropertyKey>): stri
 export function describeZodError(root: string, error: z.ZodError): string {
   const issue = error.issues[0];
   if (!issue) return `${root}: invalid`;
-  return `${formatPath(root, issue.path)}: ${issue.message}`;
+  const located = locateIssue(issue);
+  return `${formatPath(root, located.path)}: ${located.message}`;
 }
 
 /**

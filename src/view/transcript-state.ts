@@ -78,7 +78,8 @@ export function reduceTranscript(state: TranscriptFold, e: AgentEvent): Transcri
     case 'MessageStart':
       if (e.message.role !== 'assistant') return state;
       return restart(view, e.message as AssistantMessage);
-    // A MessageReset (retry diverged) will be one more case here: `return restart(view, e.message);`
+    case 'MessageReset': // a retry diverged: the streamed message is discarded, later deltas build on this one
+      return restart(view, e.message);
     case 'MessageUpdate': {
       // Folding from mid-message: the event's message already holds this delta, so start from it.
       const partial = state.partial ? applyDelta(state.partial, e.delta) : startPartial(e.message);

@@ -28,7 +28,7 @@ describe('agentLoop event order (spec 000 §6)', () => {
     expect(result.role === 'toolResult' && textOf(result)).toBe('5');
   });
 
-  it('streams MessageUpdate deltas between MessageStart and MessageEnd, sharing one live message (O(1) per delta)', async () => {
+  it('streams MessageUpdate deltas between MessageStart and MessageEnd, each with a snapshot of its own', async () => {
     const all = await run([{ text: 'abcdefghijkl' }], [], {}, 'x');
     const assistantStart = all.findIndex((e) => e.type === 'MessageStart' && e.message.role === 'assistant');
     const updates = all.filter((e): e is Extract<AgentEvent, { type: 'MessageUpdate' }> => e.type === 'MessageUpdate');
@@ -38,8 +38,9 @@ describe('agentLoop event order (spec 000 §6)', () => {
       { type: 'text', contentIndex: 0, delta: 'ijkl' },
     ]);
     expect(all.indexOf(updates[0]!)).toBeGreaterThan(assistantStart);
-    // No copy of the accumulated message per delta: every update carries the same object.
-    expect(new Set(updates.map((u) => u.message)).size).toBe(1);
+    // Immutable snapshots: one message object per update, each showing the text so far.
+    expect(new Set(updates.map((u) => u.message)).size).toBe(3);
+    expect(updates.map((u) => (u.message.content[0] as { text: string }).text)).toEqual(['abcd', 'abcdefgh', 'abcdefghijkl']);
   });
 
   it('fires hooks in strict order around their events', async () => {

@@ -91,7 +91,7 @@ describe.skipIf(!haveOpenApiFixtures)('the Petstore spec against a loopback Pets
       expect(tool.validate?.({})).toEqual({ ok: false, error: 'missing required argument: petId' });
       const result = await resultOf(tool, {});
       expect(result).toEqual({
-        content: [{ type: 'text', text: 'missing required path parameter "petId" for showPetById (GET /pets/{petId})' }],
+        content: [{ type: 'text', text: 'showPetById: missing required argument: petId' }],
         isError: true,
       });
       expect(server.requests).toHaveLength(0);

@@ -76,10 +76,10 @@ describe('toMessageEvents', () => {
         E: { type: 'MessageEnd', loopId, message: final, timestamp: 0 },
       });
     });
-    // Whoever tracks the partial for recovery hears about the retry's new message.
-    expect(partials).toHaveLength(3);
-    expect(partials[1]).toEqual(emptyAssistant('model', 'prov', 9));
-    expect(partials[2]!.stopReason).toBe('toolUse');
+    // Whoever tracks the partial for recovery hears about every snapshot, the retry's new message too.
+    expect(partials).toHaveLength(5); // s, t, r, u, d
+    expect(partials[2]).toEqual(emptyAssistant('model', 'prov', 9));
+    expect(partials[4]!.stopReason).toBe('toolUse');
   });
 
   it('starts the message on the first delta when the provider sent no `start`', () => {
@@ -113,15 +113,15 @@ describe('toMessageEvents', () => {
     });
   });
 
-  it('hands the partial to onPartial on start and the final message on done', () => {
+  it('hands onPartial the message of start, of every delta, and the final message of done', () => {
     const { partial, final, events } = stream();
     const seen: AssistantMessage[] = [];
     scheduler().run(({ cold }) => {
       cold('stud|', events).pipe(toMessageEvents({ loopId, now: () => 0, onPartial: (p) => seen.push(p) })).subscribe();
     });
-    expect(seen).toHaveLength(2);
+    expect(seen).toEqual([partial, partial, partial, final]);
     expect(seen[0]).toBe(partial);
-    expect(seen[1]).toBe(final);
+    expect(seen[3]).toBe(final);
   });
 
   it('hands onEnd the final message of done, before its MessageEnd, and only then', () => {

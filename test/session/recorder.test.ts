@@ -383,3 +383,20 @@ describe('SessionRecorder output', () => {
     expect((await store.listIds()).sort()).toEqual(['k', 'p']);
   });
 });
+
+describe('SessionRecorder and MessageReset', () => {
+  it('records a MessageReset (a diverging retry) in its loop, with no warning, and the session loads back', async () => {
+    const events = loopEvents({ sessionId: 'sess-r', loopId: 'sess-r.c.1', t: 0 });
+    const firstUpdate = events.findIndex((e) => e.type === 'MessageUpdate');
+    const answer = (events[firstUpdate] as Extract<AgentEvent, { type: 'MessageUpdate' }>).message;
+    events.splice(firstUpdate + 1, 0, { type: 'MessageReset', loopId: 'sess-r.c.1', message: { ...answer, content: [] }, reason: 'retryDiverged', timestamp: 2 });
+    const recorder = record(events);
+    recorder.flush();
+    expect(recorder.warnings).toBe(0);
+    const session = recorder.getSession('sess-r')!;
+    expect(session.loops[0]!.events.map((e) => e.type)).toContain('MessageReset');
+    const store = new InMemorySessionStore();
+    await store.save(session);
+    expect((await store.load('sess-r'))!.loops[0]!.events.map((e) => e.type)).toContain('MessageReset');
+  });
+});

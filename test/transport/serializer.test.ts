@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { coalesceDeltas, createEventRebuilder, createWireEncoder, toSseFrames, toWireEvent, withHeartbeats } from '../../src/transport/index.js';
 import { runEvents } from '../view/fixtures.js';
+import type { AgentEvent } from '../../src/types/events.js';
+import { emptyAssistant } from '../../src/types/message.js';
 
 const scheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
@@ -82,6 +84,11 @@ describe('createEventRebuilder()', () => {
     const second = rebuild(toWireEvent(ev.v!));
     expect(first.type === 'MessageUpdate' && first.message.content).toEqual([{ type: 'text', text: 'Hel' }]);
     expect(second.type === 'MessageUpdate' && second.message.content).toEqual([{ type: 'text', text: 'Hello' }]);
+    // a MessageReset: the following deltas build on its message
+    const kept: AgentEvent = { type: 'MessageReset', loopId: 's.cfg.1', reason: 'retryDiverged', message: { ...emptyAssistant('m', 'p', 1), content: [{ type: 'text', text: 'He' }] }, timestamp: 1 };
+    rebuild(toWireEvent(kept));
+    const afterReset = rebuild(toWireEvent({ ...ev.u!, delta: { type: 'text', contentIndex: 0, delta: 'y' } } as never));
+    expect(afterReset.type === 'MessageUpdate' && afterReset.message.content).toEqual([{ type: 'text', text: 'Hey' }]);
     expect(() => createEventRebuilder()(toWireEvent(ev.u!))).toThrow(/MessageUpdate for loop s\.cfg\.1 arrived before its MessageStart/);
   });
 });

@@ -5,6 +5,7 @@ import { type AgentEvent, agentLoop, transcript, type Transcript, userMessage } 
 import { scriptedProvider } from '../../src/testing/index.js';
 import { addTool, context, model } from '../agent/helpers.js';
 import { loopId, runEvents } from './fixtures.js';
+import { emptyAssistant } from '../../src/types/message.js';
 
 const scheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 const streamingText = (t: Transcript) => t.streaming?.content.map((b) => (b.type === 'text' ? b.text : b.type)).join('|') ?? '-';
@@ -107,5 +108,21 @@ describe('transcript()', () => {
     const texts = folded.map(streamingText).filter((t) => t.startsWith('It'));
     expect(texts.at(-1)).toBe('It is 5, as computed.');
     expect(texts.every((t, i) => i === 0 || t.startsWith(texts[i - 1]!))).toBe(true);
+  });
+});
+
+describe('transcript() and MessageReset', () => {
+  it('a reset discards the streamed message; the deltas after it build on its message', () => {
+    const { ev } = runEvents();
+    const kept = { ...emptyAssistant('m', 'p', 1), content: [{ type: 'text' as const, text: 'He' }] };
+    const reset: AgentEvent = { type: 'MessageReset', loopId, message: kept, reason: 'retryDiverged', timestamp: 1 };
+    const after: AgentEvent = { type: 'MessageUpdate', loopId, message: { ...kept, content: [{ type: 'text', text: 'Hey' }] }, delta: { type: 'text', contentIndex: 0, delta: 'y' }, timestamp: 1 };
+    const views: Transcript[] = [];
+    const s = new TestScheduler((a, b) => expect(a).toEqual(b));
+    s.createColdObservable('AMuvRw|', { ...ev, R: reset, w: after }).pipe(transcript()).subscribe((v) => views.push(v));
+    s.flush();
+    expect(views.map(streamingText)).toEqual(['-', '', 'Hel', 'Hello', 'He', 'Hey']);
+    kept.content[0]!.text = 'MUTATED';
+    expect(streamingText(views[4]!)).toBe('He');
   });
 });

@@ -279,6 +279,7 @@ export class GoogleStreamParser implements WireParser<SseEvent> {
     const last = partial.content[partial.content.length - 1];
     if (last?.type === 'thinking' && last.signature === undefined) {
       last.signature = signature;
+      this.builder.touch(partial.content.length - 1);
       return;
     }
     const contentIndex = partial.content.push({ type: 'thinking', thinking: '', signature }) - 1;

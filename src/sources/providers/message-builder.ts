@@ -6,12 +6,22 @@ import { ProviderError } from '../../types/errors.js';
 
 /**
  * Builds one streamed AssistantMessage and the StreamEvents that describe it. Every provider
- * uses it, so that the partial message all delta events share is assembled one way only.
- * Text is appended in place (O(1) per delta); tool-call argument JSON is buffered and parsed
- * once, at `finish`.
+ * uses it, so that the partial message is assembled one way only. `partial` is the builder's own
+ * draft (mutated as deltas arrive); every event carries an immutable **snapshot** of it instead: a
+ * new message object whose unchanged content blocks are the same objects as in the snapshot before,
+ * so a UI can keep a reference and compare by identity. A delta costs the changed block, the
+ * content array and the message object (text itself is shared, never copied). Tool-call argument
+ * JSON is buffered and parsed once, at `finish`; an argument delta changes nothing visible, so its
+ * event carries the previous snapshot.
  */
 export class AssistantMessageBuilder {
+  /** The draft: mutated in place while the message streams. Events never carry it (until `done`). */
   readonly partial: AssistantMessage;
+  /** Snapshot copies of the draft's blocks, by content index. */
+  private readonly shown: AssistantMessage['content'] = [];
+  private last: AssistantMessage | undefined;
+  /** Blocks changed without an event of their own (a signature): copied by the next snapshot. */
+  private touched: number[] = [];
   private readonly argBuffers = new Map<number, string>();
   /** Content index of each keyed block, per kind (made on first use: most messages key one kind or none). */
   private readonly keyed: Partial<Record<BlockKind, Map<string | number, number>>> = {};
@@ -29,7 +39,28 @@ export class AssistantMessageBuilder {
   }
 
   start(): StreamEvent {
-    return { type: 'start', partial: this.partial };
+    return { type: 'start', partial: this.snapshot(-1) };
+  }
+
+  /**
+   * Marks a block of the draft changed by a provider that edits `partial` directly (a signature
+   * set on a block): the next snapshot shows the change.
+   */
+  touch(contentIndex: number): void {
+    this.touched.push(contentIndex);
+  }
+
+  /** An immutable view of the draft: block `changed` (and any touched one) copied anew, the others shared. */
+  private snapshot(changed: number): AssistantMessage {
+    const draft = this.partial.content;
+    const shown = this.shown;
+    for (let i = shown.length; i < draft.length; i++) shown.push({ ...draft[i]! });
+    if (changed >= 0 && changed < shown.length) shown[changed] = { ...draft[changed]! };
+    if (this.touched.length > 0) {
+      for (const i of this.touched) if (i < draft.length) shown[i] = { ...draft[i]! };
+      this.touched = [];
+    }
+    return (this.last = { ...this.partial, content: shown.slice() });
   }
 
   /**
@@ -40,13 +71,13 @@ export class AssistantMessageBuilder {
   text(delta: string, key?: string | number): StreamEvent {
     const index = this.blockIndex('text', key);
     (this.partial.content[index] as TextContent).text += delta;
-    return { type: 'textDelta', contentIndex: index, delta, partial: this.partial };
+    return { type: 'textDelta', contentIndex: index, delta, partial: this.snapshot(index) };
   }
 
   thinking(delta: string, key?: string | number): StreamEvent {
     const index = this.blockIndex('thinking', key);
     (this.partial.content[index] as ThinkingContent).thinking += delta;
-    return { type: 'thinkingDelta', contentIndex: index, delta, partial: this.partial };
+    return { type: 'thinkingDelta', contentIndex: index, delta, partial: this.snapshot(index) };
   }
 
   /** Sets (or extends, for providers that stream it) the signature of a thinking block. */
@@ -54,6 +85,7 @@ export class AssistantMessageBuilder {
     const index = this.blockIndex('thinking', key);
     const block = this.partial.content[index] as ThinkingContent;
     block.signature = append && block.signature ? block.signature + signature : signature;
+    this.touched.push(index);
   }
 
   /** Redacted (encrypted) thinking: no text, the payload rides in `signature`. */
@@ -62,7 +94,7 @@ export class AssistantMessageBuilder {
     const block = this.partial.content[index] as ThinkingContent;
     block.redacted = true;
     block.signature = data;
-    return { type: 'thinkingDelta', contentIndex: index, delta: '', partial: this.partial };
+    return { type: 'thinkingDelta', contentIndex: index, delta: '', partial: this.snapshot(index) };
   }
 
   toolCallStart(id: string, name: string, key?: string | number): StreamEvent {
@@ -71,13 +103,13 @@ export class AssistantMessageBuilder {
     if (id) block.id = id;
     if (name) block.name = name;
     this.argBuffers.set(index, this.argBuffers.get(index) ?? '');
-    return { type: 'toolCallStart', contentIndex: index, id: block.id, name: block.name, partial: this.partial };
+    return { type: 'toolCallStart', contentIndex: index, id: block.id, name: block.name, partial: this.snapshot(index) };
   }
 
   toolCallDelta(delta: string, key?: string | number): StreamEvent {
     const index = this.blockIndex('toolCall', key);
     this.argBuffers.set(index, (this.argBuffers.get(index) ?? '') + delta);
-    return { type: 'toolCallDelta', contentIndex: index, delta, partial: this.partial };
+    return { type: 'toolCallDelta', contentIndex: index, delta, partial: this.last ?? this.snapshot(index) };
   }
 
   /** A tool call that arrives whole (Gemini): start plus the full arguments. */
@@ -86,12 +118,12 @@ export class AssistantMessageBuilder {
     const index = (start as { contentIndex: number }).contentIndex;
     const json = JSON.stringify(args);
     this.argBuffers.set(index, json);
-    return [start, { type: 'toolCallDelta', contentIndex: index, delta: json, partial: this.partial }];
+    return [start, { type: 'toolCallDelta', contentIndex: index, delta: json, partial: this.last ?? this.snapshot(index) }];
   }
 
+  /** Replaces the usage object (snapshots already handed out keep theirs). */
   setUsage(usage: Partial<Usage>): void {
-    Object.assign(this.partial.usage, usage);
-    const u = this.partial.usage;
+    const u = (this.partial.usage = { ...this.partial.usage, ...usage });
     if (!usage.totalTokens) u.totalTokens = u.input + u.output + u.cacheRead + u.cacheWrite;
   }
 

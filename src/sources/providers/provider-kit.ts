@@ -1,10 +1,5 @@
 import { runtimeEnv } from './runtime-env.js';
-import { Observable, asyncScheduler, defer } from 'rxjs';
-import type { OperatorFunction } from 'rxjs';
-// RxJS's own operator plumbing (public under `rxjs/internal/*`): one OperatorSubscriber per stream,
-// whose handlers run in a try/catch that turns a throw into the stream's error.
-import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
-import { operate } from 'rxjs/internal/util/lift';
+import { Observable, asyncScheduler, defer, type OperatorFunction } from 'rxjs';
 import type { Dispatcher } from 'undici';
 import type { ImageContent } from '../../types/content.js';
 import type { Message, ToolResultMessage, AssistantMessage } from '../../types/message.js';
@@ -61,34 +56,40 @@ export interface WireParser<T> {
  * sseStream(url, init, http).pipe(parseWire(builder, new MyParser(builder)))
  */
 export function parseWire<T>(builder: AssistantMessageBuilder, parser: WireParser<T>): OperatorFunction<T, StreamEvent> {
-  return operate<T, StreamEvent>((source, subscriber) => {
-    let started = false;
-    let done = false;
-    const emit = (event: StreamEvent): void => {
-      if (done) return;
-      if (!started) {
-        started = true;
-        subscriber.next(builder.start());
-      }
-      if (event.type === 'done') done = true;
-      subscriber.next(event);
-    };
-    source.subscribe(
-      createOperatorSubscriber(
-        subscriber,
-        // A parser failure (an error event, a malformed chunk) is thrown here and fails the stream.
-        (event: T) => {
-          if (!done) parser.push(event, emit);
+  return (source) =>
+    new Observable<StreamEvent>((subscriber) => {
+      let started = false;
+      let done = false;
+      const emit = (event: StreamEvent): void => {
+        if (done) return;
+        if (!started) {
+          started = true;
+          subscriber.next(builder.start());
+        }
+        if (event.type === 'done') done = true;
+        subscriber.next(event);
+      };
+      // A parser failure (an error event, a malformed chunk) is thrown here and fails the stream.
+      const guarded = (step: () => void): void => {
+        try {
+          step();
+        } catch (error) {
+          subscriber.error(error);
+        }
+      };
+      return source.subscribe({
+        next: (event) => {
+          if (!done && !subscriber.closed) guarded(() => parser.push(event, emit));
         },
-        () => {
-          if (!done) parser.end(emit);
-          if (done) subscriber.complete();
-          else subscriber.error(ProviderError.other(`${builder.partial.provider} stream produced no final message`, { provider: builder.partial.provider }));
-        },
-        (error: unknown) => (done ? subscriber.complete() : subscriber.error(error)),
-      ),
-    );
-  });
+        complete: () =>
+          guarded(() => {
+            if (!done) parser.end(emit);
+            if (done) subscriber.complete();
+            else subscriber.error(ProviderError.other(`${builder.partial.provider} stream produced no final message`, { provider: builder.partial.provider }));
+          }),
+        error: (error: unknown) => (done ? subscriber.complete() : subscriber.error(error)),
+      });
+    });
 }
 
 /** Where and how one provider call is sent. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AssistantMessageBuilder } from '../../../src/sources/providers/message-builder.js';
 import { isProviderError } from '../../../src/types/errors.js';
+import type { AssistantMessage } from '../../../src/types/message.js';
 
 describe('AssistantMessageBuilder', () => {
   it('keeps interleaved keyed blocks apart and continues the last block of a kind when there is no key', () => {
@@ -16,13 +17,43 @@ describe('AssistantMessageBuilder', () => {
     ]);
   });
 
-  it('reports the content index of every delta, and shares one live partial', () => {
+  it('reports the content index of every delta, and hands out snapshots, never the draft', () => {
     const b = new AssistantMessageBuilder('m', 'p', 0);
     const first = b.text('a', 'x');
     const second = b.toolCallStart('call_1', 'read', 'call_1');
     const third = b.text('b', 'x');
     expect([first, second, third].map((e) => (e as { contentIndex: number }).contentIndex)).toEqual([0, 1, 0]);
-    expect((third as { partial: unknown }).partial).toBe(b.partial);
+    const partials = [first, second, third].map((e) => (e as { partial: AssistantMessage }).partial);
+    for (const partial of partials) expect(partial).not.toBe(b.partial);
+    // Each snapshot still shows the message as it was when its event was made.
+    expect(partials.map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'a' }],
+      [{ type: 'text', text: 'a' }, { type: 'toolCall', id: 'call_1', name: 'read', arguments: {} }],
+      [{ type: 'text', text: 'ab' }, { type: 'toolCall', id: 'call_1', name: 'read', arguments: {} }],
+    ]);
+    // Unchanged blocks are shared between consecutive snapshots; the changed one is new.
+    expect(partials[1]!.content[0]).toBe(partials[0]!.content[0]);
+    expect(partials[2]!.content[1]).toBe(partials[1]!.content[1]);
+    expect(partials[2]!.content[0]).not.toBe(partials[1]!.content[0]);
+  });
+
+  it('shows a signature or usage set between deltas in the next snapshot, not in the earlier ones', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 0);
+    const before = (b.thinking('hm', 0) as { partial: AssistantMessage }).partial;
+    b.thinkingSignature('sig', 0);
+    b.setUsage({ input: 5, output: 2 });
+    const after = (b.text('ok', 1) as { partial: AssistantMessage }).partial;
+    expect(before.content[0]).toEqual({ type: 'thinking', thinking: 'hm' });
+    expect(before.usage.input).toBe(0);
+    expect(after.content[0]).toEqual({ type: 'thinking', thinking: 'hm', signature: 'sig' });
+    expect(after.usage).toMatchObject({ input: 5, output: 2, totalTokens: 7 });
+  });
+
+  it('gives a tool-argument delta the previous snapshot: nothing visible changed', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 0);
+    const start = (b.toolCallStart('call_1', 'read', 0) as { partial: AssistantMessage }).partial;
+    const delta = (b.toolCallDelta('{"a"', 0) as { partial: AssistantMessage }).partial;
+    expect(delta).toBe(start);
   });
 
   it('tells number and string keys apart (a provider keys its blocks one way)', () => {

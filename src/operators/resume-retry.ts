@@ -1,0 +1,190 @@
+import { concat, Observable, of, type OperatorFunction } from 'rxjs';
+import type { AssistantContent } from '../types/content.js';
+import type { AssistantMessage } from '../types/message.js';
+import type { StreamEvent } from '../types/provider.js';
+
+/** Marks where a provider attempt begins (what `markAttempt` puts before each subscription). */
+export interface AttemptMark {
+  type: 'attempt';
+}
+
+/** "Discard what was rendered of the streaming message; continue from `message`." */
+export interface StreamReset {
+  type: 'reset';
+  message: AssistantMessage;
+  reason: 'retryDiverged';
+}
+
+const ATTEMPT: AttemptMark = { type: 'attempt' };
+
+/**
+ * Puts an {@link AttemptMark} before the source's events on every subscription, so that a retry
+ * operator placed after it (which re-subscribes) lets `resumeRetry` see where each attempt begins.
+ *
+ * ```
+ * source:  -a-b-#   (retried)   -a-b-c|
+ * markAttempt() + retry
+ * output:  (Ma)-b-              (Ma)-b-c|     (M: AttemptMark)
+ * ```
+ *
+ * @example
+ * provider(request, options).pipe(markAttempt(), retryBackoff(), resumeRetry(), toMessageEvents({ loopId, now }));
+ */
+export function markAttempt<T>(): OperatorFunction<T, T | AttemptMark> {
+  return (source) => concat(of(ATTEMPT), source);
+}
+
+/** One content block as the user has seen it (or as a new attempt has produced it so far). */
+interface Block {
+  kind: 'text' | 'thinking' | 'toolCall';
+  index: number;
+  text: string;
+  id?: string;
+  name?: string;
+}
+
+type Delta = Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolCallStart' | 'toolCallDelta' }>;
+
+/**
+ * Makes a retried model call continue where the failed attempt broke, instead of streaming the
+ * whole message again after what was already shown. Each new attempt's output is matched against
+ * what earlier attempts emitted: the identical prefix is swallowed (whatever the chunking) and the
+ * stream continues with the first new character. When the new attempt diverges (different text,
+ * another tool-call id, a shorter answer), a {@link StreamReset} is emitted whose message holds the
+ * content both attempts share up to the divergence (normally nothing), followed by the new
+ * attempt's output from there; `toMessageEvents` makes it a `MessageReset` event.
+ *
+ * ```
+ * source:  (M s "Hel" "lo wo") # (M s "Hello" " world" d)   (M: AttemptMark, # retried)
+ * resumeRetry()
+ * output:  (s "Hel" "lo wo")     (s "rld" d)                 (the repeated "Hello wo" swallowed)
+ *
+ * source:  (M s "Hello") #  (M s "Howdy" d)
+ * resumeRetry()
+ * output:  (s "Hello")      (s R "owdy" d)                   (R: reset to "H", then what differs)
+ * ```
+ *
+ * @example
+ * provider(request, options).pipe(markAttempt(), retryBackoff(), resumeRetry(), toMessageEvents({ loopId, now }));
+ */
+export function resumeRetry(): OperatorFunction<StreamEvent | AttemptMark, StreamEvent | StreamReset> {
+  return (source) =>
+    new Observable<StreamEvent | StreamReset>((subscriber) => {
+      /** What has been emitted of the message: what a UI appending the deltas shows. */
+      let shown: Block[] = [];
+      /** The current attempt's output while it is still retracing `shown`; undefined once it has caught up or diverged. */
+      let fresh: Block[] | undefined;
+      const reset = (blocks: Block[], template: AssistantMessage): void => {
+        shown = blocks.map((b) => ({ ...b }));
+        fresh = undefined;
+        subscriber.next({ type: 'reset', message: { ...template, content: blocks.map(toContent) }, reason: 'retryDiverged' });
+      };
+      const emit = (e: Delta, text: string): void => {
+        apply(shown, e, text);
+        subscriber.next(text === deltaText(e) ? e : { ...e, delta: text } as Delta);
+      };
+      return source.subscribe({
+        next: (e) => {
+          if (e.type === 'attempt') {
+            fresh = shown.length > 0 ? [] : undefined;
+            return;
+          }
+          if (e.type === 'start') return subscriber.next(e);
+          if (e.type === 'done') {
+            // A new attempt that ended before retracing everything shown: what is shown is wrong.
+            if (fresh && !sameBlocks(fresh, shown)) reset(fresh, e.message);
+            fresh = undefined;
+            return subscriber.next(e);
+          }
+          if (!fresh) return emit(e, deltaText(e));
+          const matched = retrace(fresh, shown, e);
+          const text = deltaText(e);
+          if (matched.diverged) {
+            const before = fresh.map((b) => ({ ...b }));
+            if (matched.common > 0) apply(before, e, text.slice(0, matched.common));
+            reset(before, e.partial);
+            return emit(e, text.slice(matched.common));
+          }
+          apply(fresh, e, text);
+          if (matched.beyond || matched.common < text.length) {
+            // Caught up: from here the new attempt's output is new to the user.
+            fresh = undefined;
+            return emit(e, text.slice(matched.common));
+          }
+          if (sameBlocks(fresh, shown)) fresh = undefined; // exactly where the last attempt broke
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      });
+    });
+}
+
+/**
+ * How a new attempt's event relates to what was shown: `common` characters of its delta repeat
+ * what was shown; `diverged` when it contradicts it; `beyond` when it starts a block past the end.
+ */
+function retrace(fresh: Block[], shown: Block[], e: Delta): { common: number; diverged: boolean; beyond: boolean } {
+  const text = deltaText(e);
+  const kind = kindOf(e);
+  let k = fresh.findIndex((b) => b.index === e.contentIndex);
+  if (k < 0) {
+    // A new block: everything before it must have been retraced in full.
+    k = fresh.length;
+    const last = fresh[k - 1];
+    if (last && last.text !== shown[k - 1]!.text) return { common: 0, diverged: true, beyond: false };
+    const target = shown[k];
+    if (!target) return { common: 0, diverged: false, beyond: true };
+    const sameBlock = target.kind === kind && target.index === e.contentIndex && (e.type !== 'toolCallStart' || (target.id === e.id && target.name === e.name));
+    if (!sameBlock) return { common: 0, diverged: true, beyond: false };
+    const common = commonPrefix(text, target.text);
+    const diverged = common < text.length && (common < target.text.length || k < shown.length - 1);
+    return { common, diverged, beyond: false };
+  }
+  const target = shown[k];
+  const had = fresh[k]!.text.length;
+  if (!target || target.kind !== kind || k < fresh.length - 1) return { common: 0, diverged: true, beyond: false };
+  const rest = target.text.slice(had);
+  const common = commonPrefix(text, rest);
+  if (common === text.length) return { common, diverged: false, beyond: false };
+  // Past the end of the shown block: new output only if it was the last block shown.
+  const diverged = common < rest.length || k < shown.length - 1;
+  return { common, diverged, beyond: false };
+}
+
+function commonPrefix(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return i;
+}
+
+function kindOf(e: Delta): Block['kind'] {
+  return e.type === 'textDelta' ? 'text' : e.type === 'thinkingDelta' ? 'thinking' : 'toolCall';
+}
+
+function deltaText(e: Delta): string {
+  return e.type === 'toolCallStart' ? '' : e.delta;
+}
+
+function apply(blocks: Block[], e: Delta, text: string): void {
+  let block = blocks.find((b) => b.index === e.contentIndex);
+  if (!block) {
+    block = { kind: kindOf(e), index: e.contentIndex, text: '' };
+    blocks.push(block);
+  }
+  if (e.type === 'toolCallStart') {
+    block.id = e.id;
+    block.name = e.name;
+  }
+  block.text += text;
+}
+
+function sameBlocks(a: Block[], b: Block[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.kind === b[i]!.kind && x.index === b[i]!.index && x.text === b[i]!.text && x.id === b[i]!.id);
+}
+
+function toContent(b: Block): AssistantContent {
+  if (b.kind === 'text') return { type: 'text', text: b.text };
+  if (b.kind === 'thinking') return { type: 'thinking', thinking: b.text };
+  return { type: 'toolCall', id: b.id ?? '', name: b.name ?? '', arguments: {} };
+}

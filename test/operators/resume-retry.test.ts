@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { resumeRetry, type AttemptMark, type StreamReset } from '../../src/index.js';
+import { emptyAssistant, type AssistantMessage } from '../../src/types/message.js';
+import type { StreamEvent } from '../../src/types/provider.js';
+
+const scheduler = (): TestScheduler => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+const M: AttemptMark = { type: 'attempt' };
+const p1 = emptyAssistant('m', 'p', 0);
+const p2 = emptyAssistant('m', 'p', 1);
+const text = (delta: string, partial: AssistantMessage, contentIndex = 0): StreamEvent => ({ type: 'textDelta', contentIndex, delta, partial });
+const done = (t: string): StreamEvent => ({ type: 'done', message: { ...p2, content: [{ type: 'text', text: t }] } });
+const reset = (t: string | undefined, template: AssistantMessage = p2): StreamReset => ({
+  type: 'reset', reason: 'retryDiverged', message: { ...template, content: t === undefined ? [] : [{ type: 'text', text: t }] },
+});
+
+describe('resumeRetry', () => {
+  it('passes a first attempt through untouched', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const v = { M, a: text('Hel', p1), b: text('lo', p1), d: done('Hello') };
+      expectObservable(cold('M-a-b-d|', v).pipe(resumeRetry())).toBe('--a-b-d|', v);
+    });
+  });
+
+  it('swallows the prefix a retry repeats, whatever its chunking, and continues where the last attempt broke', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const v = { M, a: text('Hel', p1), b: text('lo wo', p1), c: text('Hello', p2), e: text(' world', p2), d: done('Hello world') };
+      const out = { a: v.a, b: v.b, r: text('rld', p2), d: v.d };
+      expectObservable(cold('M-a-b-M-c-e-d|', v).pipe(resumeRetry())).toBe('--a-b-----r-d|', out);
+    });
+  });
+
+  it('a retry that diverges mid-block: a reset to the shared content, then the rest of the new attempt', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const v = { M, a: text('Hello', p1), c: text('Howdy', p2), d: done('Howdy') };
+      const out = { a: v.a, r: reset('H'), o: text('owdy', p2), d: v.d };
+      expectObservable(cold('M-a-M-c-----d|', v).pipe(resumeRetry())).toBe('--a---(ro)--d|', out);
+    });
+  });
+
+  it('a retry that diverges at once resets to empty content', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const v = { M, a: text('Yes', p1), c: text('No', p2), d: done('No') };
+      expectObservable(cold('M-a-M-c-----d|', v).pipe(resumeRetry())).toBe('--a---(rc)--d|', { ...v, r: reset(undefined) });
+    });
+  });
+
+  it('a retry that ends before retracing what was shown resets to its own (shorter) content before done', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const v = { M, a: text('Hello wo', p1), c: text('Hello', p2), d: done('Hello') };
+      expectObservable(cold('M-a-M-c-(d|)', v).pipe(resumeRetry())).toBe('--a-----(rd|)', { ...v, r: reset('Hello') });
+    });
+  });
+
+  it('a retry that stops exactly where the last attempt broke emits nothing extra', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const v = { M, a: text('Hi', p1), c: text('Hi', p2), d: done('Hi') };
+      expectObservable(cold('M-a-M-c-d|', v).pipe(resumeRetry())).toBe('--a-----d|', v);
+    });
+  });
+
+  it('tool calls: the same id is resumed, another id diverges', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const start = (id: string, partial: AssistantMessage): StreamEvent => ({ type: 'toolCallStart', contentIndex: 0, id, name: 'add', partial });
+      const args = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'toolCallDelta', contentIndex: 0, delta, partial });
+      const v = { M, s: start('c1', p1), a: args('{"a":', p1), t: start('c1', p2), b: args('{"a":1}', p2), u: start('c2', p2) };
+      expectObservable(cold('M-s-a-M-t-b|', v).pipe(resumeRetry())).toBe('--s-a-----c|', { ...v, c: args('1}', p2) });
+      expectObservable(cold('M-s-a-M-u-----b|', v).pipe(resumeRetry())).toBe('--s-a---(ru)--b|', { ...v, r: reset(undefined) });
+    });
+  });
+});

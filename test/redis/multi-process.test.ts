@@ -1,0 +1,163 @@
+/**
+ * Beyond one process, scaled to this 2-core machine: 4 worker processes run 40 agents (6 tool
+ * steps each) against a loopback fake LLM, saving sessions in PostgreSQL and appending events to
+ * Redis; readers follow every run, reconnecting every few events from the last id they saw. One
+ * worker is SIGKILLed mid-run; its unfinished runs continue from their stored sessions on the
+ * others.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createClient } from 'redis';
+import { lastValueFrom, take, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresSessionStore } from '../../src/postgres/index.js';
+import { readStream, type RedisCommander } from '../../src/redis/index.js';
+import { isSessionStoreError, type Session } from '../../src/session/index.js';
+import { startCountingLlm, type CountingLlm } from '../support/counting-llm.js';
+import { missingServer, startPostgres, startRedis, type RunningServer } from '../support/servers.js';
+
+const missing = missingServer('postgres') ?? missingServer('redis');
+const WORKERS = 4;
+const RUNS = 40;
+const STEPS = 6;
+const workerScript = fileURLToPath(new URL('../support/scale-worker.ts', import.meta.url));
+
+describe.skipIf(missing !== undefined)('four worker processes, one killed mid-run', () => {
+  let postgres: RunningServer;
+  let redis: RunningServer;
+  let llm: CountingLlm;
+  let pool: pg.Pool;
+  const workers: ChildProcess[] = [];
+  const clients: Array<{ close(): Promise<void> }> = [];
+
+  beforeAll(async () => {
+    [postgres, redis, llm] = await Promise.all([startPostgres(), startRedis(), startCountingLlm(STEPS, 80)]);
+    pool = new pg.Pool({ connectionString: postgres.url, max: 4 });
+    pool.on('error', (e: Error & { code?: string }) => {
+      if (e.code !== '57P01') throw e;
+    });
+  });
+  afterAll(async () => {
+    for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+    await Promise.all(workers.map((w) => (w.exitCode === null && w.signalCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
+    await Promise.all(clients.map((c) => c.close()));
+    await pool?.end();
+    await llm?.close();
+    await redis?.stop();
+    await postgres?.stop();
+  });
+
+  it('keeps saved sessions whole, continues the killed runs elsewhere, and relays every event once', async () => {
+    const store = new PostgresSessionStore(pool);
+    await store.listIds(); // the schema, created once before the workers start
+    const done = new Set<string>();
+    const doneBy = new Map<string, number>();
+    const ready: Array<Promise<unknown>> = [];
+    for (let w = 0; w < WORKERS; w++) {
+      const child = fork(workerScript, [], {
+        execArgv: ['--import', 'tsx'],
+        env: { ...process.env, PG_URL: postgres.url, REDIS_URL: redis.url, LLM_URL: llm.baseUrl, WORKER: `w${w}` },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      });
+      workers.push(child);
+      ready.push(new Promise((resolve) => child.once('message', resolve)));
+      child.on('message', (m: { done?: string }) => {
+        if (m.done) {
+          done.add(m.done);
+          doneBy.set(m.done, w);
+        }
+      });
+    }
+    await Promise.all(ready);
+
+    const runIds = Array.from({ length: RUNS }, (_, i) => `r${i}`);
+    const relays = runIds.map((id) => relay(id));
+    relays.forEach((r) => r.catch(() => undefined)); // awaited below; not unhandled if the test fails first
+    runIds.forEach((id, i) => workers[i % WORKERS]!.send({ run: id }));
+
+    // Kill worker 0 once some of its runs are saved part-way and none of them has finished.
+    const ownRuns = runIds.filter((_, i) => i % WORKERS === 0);
+    const partWay = async (): Promise<number> =>
+      (await Promise.all(ownRuns.filter((id) => !done.has(id)).map((id) => stepsSaved(store, id)))).filter((s) => s >= 2).length;
+    await until(async () => (await partWay()) >= 2);
+    workers[0]!.kill('SIGKILL');
+    const killed = await new Promise<NodeJS.Signals | null>((resolve) => workers[0]!.once('exit', (_code, signal) => resolve(signal)));
+    expect(killed).toBe('SIGKILL');
+    const unfinished = ownRuns.filter((id) => !done.has(id));
+    expect(unfinished.length).toBeGreaterThan(0);
+
+    // What the dead worker had saved is whole: every one loads and validates.
+    const savedAtKill = new Map<string, Session>();
+    for (const id of unfinished) {
+      const session = await store.load(id).catch((e: unknown) => {
+        if (isSessionStoreError(e, 'SessionNotFound')) return undefined;
+        throw e;
+      });
+      if (session) savedAtKill.set(id, session);
+    }
+    expect(savedAtKill.size).toBeGreaterThanOrEqual(1);
+
+    unfinished.forEach((id, i) => workers[1 + (i % (WORKERS - 1))]!.send({ run: id }));
+    await until(async () => done.size === RUNS);
+    for (const id of unfinished) expect(doneBy.get(id)).not.toBe(0);
+
+    // Every run's stored conversation took each step exactly once and ended with the answer.
+    for (const id of runIds) {
+      const session = await store.load(id);
+      const messages = session.loops.flatMap((l) => l.messages);
+      const steps = messages.filter((m) => m.role === 'toolResult').map((m) => (m.role === 'toolResult' ? m.content : []));
+      expect(steps.map((c) => c[0]?.type === 'text' && c[0].text)).toEqual(Array.from({ length: STEPS }, (_, s) => `step ${s + 1} done`));
+      const last = messages[messages.length - 1]!;
+      expect(last.role === 'assistant' && last.content.some((c) => c.type === 'text' && c.text === `done after ${STEPS} steps`)).toBe(true);
+      const before = savedAtKill.get(id);
+      if (before) expect(session.loops.slice(0, before.loops.length)).toEqual(before.loops);
+    }
+
+    // Each reader saw every entry of its run's stream once, across its reconnects, in order.
+    const raw = (await connect()) as RedisCommander;
+    for (const [i, id] of runIds.entries()) {
+      const read = await relays[i]!;
+      const entries = (await raw.sendCommand(['XRANGE', `run:${id}`, '-', '+'])) as Array<[string, string[]]>;
+      const eventIds = entries.filter(([, f]) => f[f.indexOf('kind') + 1] === 'event').map(([entryId]) => entryId);
+      expect(read).toEqual(eventIds);
+    }
+    // At least one run really continued part-way: steps taken on the dead worker, the rest elsewhere.
+    const partWayAtKill = [...savedAtKill.values()].filter((s) => s.loops.flatMap((l) => l.messages).some((m) => m.role === 'toolResult'));
+    expect(partWayAtKill.length).toBeGreaterThanOrEqual(1);
+  }, 90_000);
+
+  async function connect(): Promise<RedisCommander> {
+    const client = createClient({ url: redis.url });
+    clients.push(client);
+    await client.connect();
+    return client;
+  }
+
+  /** Follows a run like a reconnecting browser: 5 events per connection, resuming after the last id. */
+  async function relay(runId: string): Promise<string[]> {
+    const reader = await connect();
+    const ids: string[] = [];
+    for (;;) {
+      const batch = await lastValueFrom(readStream(reader, `run:${runId}`, { after: ids[ids.length - 1] ?? '0', blockMs: 200 }).pipe(take(5), toArray()));
+      ids.push(...batch.map((b) => b.id));
+      if (batch.length < 5) return ids;
+    }
+  }
+});
+
+async function stepsSaved(store: PostgresSessionStore, id: string): Promise<number> {
+  const session = await store.load(id).catch((e: unknown) => {
+    if (isSessionStoreError(e, 'SessionNotFound')) return undefined;
+    throw e;
+  });
+  return session ? session.loops.flatMap((l) => l.messages).filter((m) => m.role === 'toolResult').length : 0;
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
