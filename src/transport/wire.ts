@@ -1,6 +1,6 @@
 import type { AgentEndEvent, AgentEvent, MessageEndEvent, MessageUpdateEvent, TurnEndEvent } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
-import { applyDelta, type PartialMessage, startPartial } from '../view/partial-message.js';
+import { DeltaTracker } from './delta-tracker.js';
 
 /** Top-level fields to set on a message already received (a `turnId` added after its MessageEnd). */
 export type MessagePatch = Readonly<Record<string, unknown>>;
@@ -50,29 +50,28 @@ export function toWireEvent(event: AgentEvent): WireEvent {
  */
 export function createWireEncoder(): (event: AgentEvent) => WireEvent {
   const ended = new Map<string, string[]>(); // per loop: the JSON of each MessageEnd message, as sent
-  const partials = new Map<string, PartialMessage>(); // per loop: the message as the receiver rebuilds it
+  const partials = new Map<string, DeltaTracker>(); // per loop: the message as the receiver rebuilds it
   return (event) => {
     switch (event.type) {
       case 'AgentStart':
         ended.set(event.loopId, []);
         return event;
       case 'MessageStart':
-        if (event.message.role === 'assistant') partials.set(event.loopId, startPartial(event.message as AssistantMessage));
+        if (event.message.role === 'assistant') partials.set(event.loopId, new DeltaTracker(event.message as AssistantMessage));
         return event;
       case 'MessageReset':
-        partials.set(event.loopId, startPartial(event.message));
+        partials.set(event.loopId, new DeltaTracker(event.message));
         return event;
-      case 'MessageUpdate': {
-        const partial = partials.get(event.loopId);
-        if (partial) partials.set(event.loopId, applyDelta(partial, event.delta));
+      case 'MessageUpdate':
+        partials.get(event.loopId)?.apply(event.delta);
         return toWireEvent(event);
-      }
       case 'MessageEnd': {
         const json = JSON.stringify(event.message);
         ended.get(event.loopId)?.push(json);
         const partial = partials.get(event.loopId);
         partials.delete(event.loopId);
-        const patch = partial && patchOf(JSON.stringify(partial.message), event.message);
+        const rebuilt = partial?.result();
+        const patch = rebuilt && patchOf(JSON.stringify(rebuilt), event.message);
         if (!patch) return event;
         const { message: _rebuilt, ...rest } = event;
         return Object.keys(patch).length ? { ...rest, messagePatch: patch } : rest;

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { coalesceDeltas, createEventRebuilder, createWireEncoder, toSseFrames, toWireEvent, withHeartbeats } from '../../src/transport/index.js';
 import { runEvents } from '../view/fixtures.js';
-import type { AgentEvent } from '../../src/types/events.js';
-import { emptyAssistant } from '../../src/types/message.js';
+import type { AgentEvent, StreamDelta } from '../../src/types/events.js';
+import { applyDelta, startPartial } from '../../src/index.js';
+import { emptyAssistant, type AssistantMessage } from '../../src/types/message.js';
 
 const scheduler = () => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
@@ -44,6 +45,40 @@ describe('createWireEncoder() / createEventRebuilder()', () => {
     const back = wire.map(rebuild);
     expect(back[9]).toEqual(ev.t);
     expect(back[10]).toEqual(ev.Z);
+  });
+
+  it('a MessageEnd the receiver rebuilds exactly from its deltas goes without its message (text, thinking, tool calls)', () => {
+    const loop = 's.cfg.1';
+    const start = emptyAssistant('m', 'p', 1);
+    const deltas: StreamDelta[] = [
+      { type: 'thinking', contentIndex: 0, delta: 'hm' },
+      { type: 'text', contentIndex: 1, delta: 'Hi ' },
+      { type: 'text', contentIndex: 1, delta: 'there' },
+      { type: 'toolCall', contentIndex: 2, delta: '', id: 'c1', name: 'add' },
+      { type: 'toolCall', contentIndex: 2, delta: '{"a":' },
+      { type: 'toolCall', contentIndex: 2, delta: '1}' },
+    ];
+    const final = deltas.reduce(applyDelta, startPartial(start)).message;
+    const run = (end: AssistantMessage) => {
+      const encode = createWireEncoder();
+      const rebuild = createEventRebuilder();
+      const events: AgentEvent[] = [
+        { type: 'AgentStart', agentId: 'a', sessionId: 's', loopId: loop, timestamp: 0 },
+        { type: 'MessageStart', loopId: loop, message: start, timestamp: 1 },
+        ...deltas.map((delta): AgentEvent => ({ type: 'MessageUpdate', loopId: loop, message: start, delta, timestamp: 1 })),
+        { type: 'MessageEnd', loopId: loop, message: end, timestamp: 2 },
+      ];
+      const wire = events.map(encode);
+      return { wire: wire.at(-1)!, back: wire.map(rebuild).at(-1)! };
+    };
+    const exact = run({ ...final, usage: { ...final.usage, output: 7 } });
+    expect(exact.wire).not.toHaveProperty('message');
+    expect(exact.wire).toHaveProperty('messagePatch', { usage: { ...final.usage, output: 7 } });
+    expect(exact.back).toEqual({ type: 'MessageEnd', loopId: loop, message: { ...final, usage: { ...final.usage, output: 7 } }, timestamp: 2 });
+    expect(final.content[2]).toEqual({ type: 'toolCall', id: 'c1', name: 'add', arguments: { a: 1 } });
+    // a final message whose content differs from the deltas (the provider repaired the JSON) is sent in full
+    const repaired = { ...final, content: [...final.content.slice(0, 2), { type: 'toolCall' as const, id: 'c1', name: 'add', arguments: { a: 2 } }] };
+    expect(run(repaired).wire).toHaveProperty('message', repaired);
   });
 
   it('send a TurnEnd message that differs from the last MessageEnd in full', () => {
