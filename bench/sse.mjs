@@ -129,7 +129,7 @@ async function readWithParser(json) {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': 'bench-key' },
     body: JSON.stringify({ model: model.id, messages: [{ role: 'user', content: 'Hi' }], stream: true }),
-    dispatcher: phi.getHttpDispatcher(),
+    dispatcher: await phi.getHttpDispatcher(),
   });
   const decoder = new TextDecoder();
   for await (const chunk of response.body) parser.feed(decoder.decode(chunk, { stream: true }));

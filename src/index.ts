@@ -16,7 +16,6 @@ export { runTool, TOOL_TEXTS, type ToolRunEmission } from './sources/tool-run.js
 export { ProviderRegistry, defaultProviderRegistry } from './sources/providers/registry.js';
 export { AssistantMessageBuilder } from './sources/providers/message-builder.js';
 export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptInput, type ContinueKindName } from './agent/basic-agent.js';
-export { scriptHooks, runScriptHook, ScriptHookError, type ScriptHookOptions, type ScriptHookContext, type ScriptHookCommands } from './agent/script-hooks.js';
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export { AgentRunError, runText, textStream, textDeltas, finalText } from './agent/run-text.js';
 export * from './agent/parallel-index.js';
@@ -24,3 +23,4 @@ export * from './agent/parallel-index.js';
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';
 export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-b.js';
 export * from './sources/providers/model-ids.js';
+export * from './view/index.js';

@@ -18,6 +18,15 @@ import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/in
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
 import { runText, textStream } from './run-text.js';
+import { shareRun, TranscriptStore } from './agent-state.js';
+import type { Transcript } from '../view/transcript-state.js';
+
+// Node-only integrations, loaded through variable specifiers so that browser bundlers of
+// `phi-rx` do not pull them (and their Node built-ins) in.
+const MCP_MODULE: string = '../mcp/index.js';
+const OPENAPI_MODULE: string = '../openapi/index.js';
+const loadMcp = () => import(/* @vite-ignore */ MCP_MODULE) as Promise<typeof import('../mcp/index.js')>;
+const loadOpenApi = () => import(/* @vite-ignore */ OPENAPI_MODULE) as Promise<typeof import('../openapi/index.js')>;
 
 /** Loop options a BasicAgent passes to every run (the agent owns signal, steering and follow-ups). */
 export type AgentRunOptions = Omit<AgentLoopConfig, 'signal' | 'steering' | 'followUp' | 'model'>;
@@ -39,7 +48,9 @@ export type ContinueKindName = 'default' | 'rerun' | 'branch';
 
 /**
  * The stateful agent: owns the conversation, tools, queues and ids, and runs `agentLoop` for you.
- * Every run is a cold Observable that starts when subscribed; `events$` is one hot stream of
+ * Every run is an Observable that starts when first subscribed and is shared by later
+ * subscribers (who catch up on its events); `state$` is the view state with a current value;
+ * `events$` is one hot stream of
  * every event of every run, for UIs.
  *
  * @example
@@ -67,6 +78,13 @@ export class BasicAgent {
 
   /** Every event of every run, hot. A subscriber that throws is reported by RxJS and cannot break a run. */
   readonly events$: Observable<AgentEvent> = this.eventsSubject.asObservable();
+  private readonly store = new TranscriptStore();
+  /** The agent's view state ({@link Transcript}), hot with a current value: a new subscriber gets it at once. */
+  readonly state$: Observable<Transcript> = this.store.state$;
+  /** The current view state. */
+  get state(): Transcript {
+    return this.store.value;
+  }
 
   constructor(options: BasicAgentOptions) {
     this.options = { ...options };
@@ -195,29 +213,29 @@ export class BasicAgent {
 
   /** Spawns an MCP server (env passed explicitly) and adds its tools. Keep the connection to `close()` it. */
   async withMcpServerStdio(params: McpStdioParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    const { connectMcpStdio } = await import('../mcp/index.js');
+    const { connectMcpStdio } = await loadMcp();
     return this.addMcpTools(await connectMcpStdio(params), tools);
   }
 
   /** Connects to an MCP server over Streamable HTTP (falling back to SSE) and adds its tools. */
   async withMcpServerHttp(params: McpHttpParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    const { connectMcpHttp } = await import('../mcp/index.js');
+    const { connectMcpHttp } = await loadMcp();
     return this.addMcpTools(await connectMcpHttp(params), tools);
   }
 
   /** One tool per operation of an OpenAPI spec file (JSON or YAML). Returns the warnings too. */
   async withOpenApiFile(file: string, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromFile } = await import('../openapi/index.js');
+    const { openApiToolsFromFile } = await loadOpenApi();
     return this.addOpenApiTools(await openApiToolsFromFile(file, config, filter));
   }
 
   async withOpenApiUrl(url: string | URL, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromUrl } = await import('../openapi/index.js');
+    const { openApiToolsFromUrl } = await loadOpenApi();
     return this.addOpenApiTools(await openApiToolsFromUrl(url, config, filter));
   }
 
   async withOpenApiSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromSpec } = await import('../openapi/index.js');
+    const { openApiToolsFromSpec } = await loadOpenApi();
     return this.addOpenApiTools(await openApiToolsFromSpec(spec, config, filter));
   }
 
@@ -239,15 +257,17 @@ export class BasicAgent {
   // ---- runs -----------------------------------------------------------------------------------
 
   /**
-   * Runs the agent on new input. Starts when subscribed; subscribing while another run is active
-   * fails with AgentError('AlreadyRunning') and leaves that run alone.
+   * Runs the agent on new input. Starts when first subscribed and runs once however many
+   * subscribe: a later subscriber shares the run and first catches up on its events (see
+   * {@link shareRun}); when all unsubscribe, the run is cancelled. Another prompt while a run is
+   * active fails with AgentError('AlreadyRunning') and leaves that run alone.
    */
   prompt(input: PromptInput): Observable<AgentEvent> {
-    return defer(() => {
+    return shareRun(defer(() => {
       this.assertIdle('prompt');
       const prompts = toMessages(input, this.scheduler.now());
       return this.execute((context, config) => agentLoop(prompts, context, config), undefined);
-    });
+    }));
   }
 
   /**
@@ -255,11 +275,11 @@ export class BasicAgent {
    * `rerun` and `branch` tag the continuation with the current time (RFC 3339).
    */
   continue(kind: ContinueKindName | ContinuationKind = 'default'): Observable<AgentEvent> {
-    return defer(() => {
+    return shareRun(defer(() => {
       this.assertIdle('continue');
       const continuation = typeof kind === 'string' ? this.continuationOf(kind) : kind;
       return this.execute((context, config) => agentLoopContinue(context, config), continuation);
-    });
+    }));
   }
 
   /**
@@ -352,6 +372,7 @@ export class BasicAgent {
     this.conversation = [];
     this.clearQueues();
     this.streaming = false;
+    this.store.reset();
   }
 
   /** The conversation as JSON (phi-core's `save_messages` shape: an array of messages). */
@@ -443,6 +464,7 @@ export class BasicAgent {
     return (this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$).pipe(
       tap((event) => {
         onEvent(event);
+        this.store.push(event);
         this.eventsSubject.next(event);
       }),
       finalize(() => {

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { ModelConfig } from '../types/provider.js';
 
-export const defaultIds = (): string => randomUUID();
+/** A random UUID from the Web Crypto API (`globalThis.crypto`): Node ≥ 19, browsers, Deno, Bun, workers. */
+export const defaultIds = (): string => globalThis.crypto.randomUUID();
 
 /** The stable `{configId}` segment of a loop id: the config's own id, else provider-model. */
 export function configSegment(config: { configId?: string; model: ModelConfig }): string {

@@ -1,7 +1,7 @@
-import { deepStrictEqual } from 'node:assert';
 import { map, type OperatorFunction } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import type { AgentEvent, AgentEventType } from '../types/events.js';
+import { assertDeepEqual } from './deep-equal.js';
 
 /** One letter per event type, for compact marble diagrams of whole runs. */
 export const EVENT_LETTERS: Readonly<Record<AgentEventType, string>> = {
@@ -55,7 +55,8 @@ export function describeEvent(e: AgentEvent): string {
 }
 
 /**
- * A TestScheduler that compares with node's deepStrictEqual: works under any test framework.
+ * A TestScheduler that compares structurally (see {@link assertDeepEqual}): works under any test
+ * framework, in Node or a browser.
  *
  * @example
  * agentTestScheduler().run(({ expectObservable }) => {
@@ -63,5 +64,5 @@ export function describeEvent(e: AgentEvent): string {
  * });
  */
 export function agentTestScheduler(): TestScheduler {
-  return new TestScheduler((actual, expected) => deepStrictEqual(actual, expected));
+  return new TestScheduler((actual, expected) => assertDeepEqual(actual, expected));
 }

@@ -219,6 +219,17 @@ export type AgentEvent =
 export type AgentEventType = AgentEvent['type'];
 export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;
 
+/**
+ * A type guard for one event type, for `filter`: the events after it are typed as that event.
+ *
+ * ```
+ * events:                          --A--u--u--m--Z|
+ * filter(isEvent('MessageUpdate')): -----u--u------|
+ * ```
+ *
+ * @example
+ * run$.pipe(filter(isEvent('ToolExecutionEnd'))).subscribe((e) => console.log(e.toolName, e.isError));
+ */
 export const isEvent =
   <T extends AgentEventType>(type: T) =>
   (e: AgentEvent): e is EventOf<T> =>

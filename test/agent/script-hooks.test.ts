@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runScriptHook, scriptHooks } from '../../src/index.js';
+import { runScriptHook, scriptHooks } from '../../src/node/index.js';
 import { addTool, agentEnd, run } from './helpers.js';
 
 let dir: string;

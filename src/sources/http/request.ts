@@ -1,6 +1,5 @@
 import { Observable, asyncScheduler, throwError, timeout } from 'rxjs';
 import type { SchedulerLike } from 'rxjs';
-import { Agent, request } from 'undici';
 import type { Dispatcher } from 'undici';
 import { ProviderError } from '../../types/errors.js';
 import { classifyHttpError, classifyNetworkError } from './errors.js';
@@ -14,12 +13,27 @@ const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 let sharedDispatcher: Dispatcher | undefined;
 
+type Undici = typeof import('undici');
+/** A variable specifier, so browser bundlers leave undici (Node only) out of the bundle. */
+const UNDICI: string = 'undici';
+let undiciModule: Promise<Undici> | undefined;
+const loadUndici = (): Promise<Undici> => (undiciModule ??= import(/* @vite-ignore */ UNDICI) as Promise<Undici>);
+
+/** True under Node (not Deno, Bun or a browser): requests then go through undici's pooled dispatcher. */
+export const isNodeRuntime = (): boolean => {
+  const proc = (globalThis as { process?: { versions?: Record<string, string | undefined> } }).process;
+  return typeof proc?.versions?.node === 'string' && proc.versions['bun'] === undefined && !('Deno' in globalThis);
+};
+
 /**
- * The dispatcher every provider request goes through unless a call passes its own: one
- * keep-alive connection pool per origin. Timeouts are ours (see {@link httpStream}), so
- * undici's own header/body timeouts are off.
+ * The dispatcher every provider request goes through on Node unless a call passes its own: one
+ * keep-alive connection pool per origin, loaded on first use. Timeouts are ours (see
+ * {@link httpStream}), so undici's own header/body timeouts are off. Elsewhere (browsers, Deno,
+ * Bun, workers) requests use the standard `fetch`.
  */
-export function getHttpDispatcher(): Dispatcher {
+export async function getHttpDispatcher(): Promise<Dispatcher> {
+  if (sharedDispatcher) return sharedDispatcher;
+  const { Agent } = await loadUndici();
   sharedDispatcher ??= new Agent({
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 300_000,
@@ -61,8 +75,64 @@ export interface HttpStreamOptions {
   idleTimeoutMs?: number | undefined;
   /** Max time from subscribing to the first body chunk, ms. Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number | undefined;
-  /** This call's dispatcher; default {@link getHttpDispatcher}. */
+  /** This call's dispatcher on Node; default {@link getHttpDispatcher}. */
   dispatcher?: Dispatcher | undefined;
+  /**
+   * A standard `fetch` to send the request with instead of undici. Default: undici on Node, the
+   * global `fetch` everywhere else.
+   */
+  fetch?: typeof globalThis.fetch | undefined;
+}
+
+type FetchBody = NonNullable<Parameters<typeof globalThis.fetch>[1]>['body'];
+
+/** A response as both transports give it: status, headers, the body as byte chunks. */
+interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined> | { get(name: string): string | null };
+  body: AsyncIterable<Uint8Array> & { destroy?: () => void };
+}
+
+async function send(url: string, init: HttpRequestInit, signal: AbortSignal, options: HttpStreamOptions): Promise<RawResponse> {
+  const fetchImpl = options.fetch ?? (isNodeRuntime() ? undefined : globalThis.fetch);
+  if (fetchImpl === undefined) {
+    const { request } = await loadUndici();
+    const response = await request(url, {
+      method: init.method ?? 'POST',
+      headers: init.headers ?? {},
+      body: init.body ?? null,
+      signal,
+      dispatcher: options.dispatcher ?? (await getHttpDispatcher()),
+    });
+    return { status: response.statusCode, headers: response.headers, body: response.body as RawResponse['body'] };
+  }
+  const response = await fetchImpl(url, {
+    method: init.method ?? 'POST',
+    headers: init.headers ?? {},
+    body: (init.body ?? null) as FetchBody,
+    signal,
+  });
+  return { status: response.status, headers: response.headers, body: readableChunks(response.body, signal) };
+}
+
+/** A web ReadableStream's chunks as an AsyncIterable (works where streams are not async-iterable, e.g. Safari). */
+function readableChunks(stream: ReadableStream<Uint8Array> | null, signal: AbortSignal): RawResponse['body'] {
+  const reader = stream?.getReader();
+  return {
+    async *[Symbol.asyncIterator]() {
+      if (!reader) return;
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          yield value;
+        }
+      } finally {
+        if (!signal.aborted) await reader.cancel().catch(() => undefined);
+      }
+    },
+    destroy: () => void reader?.cancel().catch(() => undefined),
+  };
 }
 
 /**
@@ -141,18 +211,12 @@ function rawHttpStream(
     signal?.addEventListener('abort', onAbort, { once: true });
 
     const run = async () => {
-      const response = await request(url, {
-        method: init.method ?? 'POST',
-        headers: init.headers ?? {},
-        body: init.body ?? null,
-        signal: controller.signal,
-        dispatcher: options.dispatcher ?? getHttpDispatcher(),
-      });
-      if (response.statusCode < 200 || response.statusCode >= 300) {
+      const response = await send(url, init, controller.signal, options);
+      if (response.status < 200 || response.status >= 300) {
         const body = await readLimited(response.body, MAX_ERROR_BODY_BYTES);
         fail(
           classifyHttpError({
-            status: response.statusCode,
+            status: response.status,
             headers: response.headers,
             body,
             provider,
@@ -164,7 +228,7 @@ function rawHttpStream(
       }
       for await (const chunk of response.body) {
         if (settled || subscriber.closed) return;
-        subscriber.next(chunk as Uint8Array);
+        subscriber.next(chunk);
       }
       if (!settled) {
         settled = true;

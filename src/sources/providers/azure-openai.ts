@@ -1,3 +1,4 @@
+import { runtimeEnv } from './runtime-env.js';
 import type { Observable } from 'rxjs';
 import type { ModelConfig, Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
@@ -42,7 +43,7 @@ export function createAzureOpenAiProvider(http: ProviderHttpOptions = {}): Provi
     const { model } = request;
     const apiKey = resolveApiKey(request, AZURE_OPENAI_API_KEY_ENV, http);
     if (!apiKey) return failFast(missingKeyError(model, AZURE_OPENAI_API_KEY_ENV));
-    const baseUrl = model.baseUrl ?? (http.env ?? process.env)[AZURE_OPENAI_BASE_URL_ENV];
+    const baseUrl = model.baseUrl ?? (http.env ?? runtimeEnv())[AZURE_OPENAI_BASE_URL_ENV];
     if (!baseUrl) {
       return failFast(
         ProviderError.other(

@@ -1,3 +1,4 @@
+import { runtimeEnv } from './runtime-env.js';
 import { defer, from, Observable, switchMap } from 'rxjs';
 import type { OperatorFunction } from 'rxjs';
 import type { ModelConfig, Provider, StreamEvent, StreamRequest } from '../../types/provider.js';
@@ -441,12 +442,12 @@ export interface BedrockProviderOptions extends ProviderHttpOptions {
 type Env = Record<string, string | undefined>;
 
 /** The AWS region of a model: `model.region`, else `AWS_REGION` / `AWS_DEFAULT_REGION`, else us-east-1. */
-export function bedrockRegion(model: ModelConfig, env: Env = process.env): string {
+export function bedrockRegion(model: ModelConfig, env: Env = runtimeEnv()): string {
   return model.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
 }
 
 /** `{baseUrl ?? https://bedrock-runtime.{region}.amazonaws.com}/model/{model}/converse-stream` */
-export function bedrockStreamUrl(model: ModelConfig, env: Env = process.env): string {
+export function bedrockStreamUrl(model: ModelConfig, env: Env = runtimeEnv()): string {
   const base = model.baseUrl ?? `https://bedrock-runtime.${bedrockRegion(model, env)}.amazonaws.com`;
   return joinUrl(base, `model/${encodeURIComponent(model.id)}/converse-stream`);
 }
@@ -506,7 +507,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
     defer(() => {
       const { model } = request;
       const provider = model.provider;
-      const env = http.env ?? process.env;
+      const env = http.env ?? runtimeEnv();
       const url = bedrockStreamUrl(model, env);
       const body = JSON.stringify(buildBedrockBody(request));
       const bearer = resolveApiKey(request, AWS_BEARER_TOKEN_ENV, http);

@@ -1,3 +1,4 @@
+import { runtimeEnv } from './runtime-env.js';
 import type { ModelConfig, Provider } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/index.js';
@@ -39,7 +40,7 @@ export function vertexStreamUrl(model: ModelConfig, project: string, region: str
 export function createGoogleVertexProvider(http: ProviderHttpOptions = {}): Provider {
   return (request, options) => {
     const { model } = request;
-    const env = http.env ?? process.env;
+    const env = http.env ?? runtimeEnv();
     const project = model.project ?? env['GOOGLE_CLOUD_PROJECT'];
     const region = model.region ?? env['GOOGLE_CLOUD_LOCATION'];
     if (!project || !region) {

@@ -1,3 +1,4 @@
+import { runtimeEnv } from './runtime-env.js';
 import type { CostConfig } from '../../types/usage.js';
 import type { ModelConfig, OpenAiCompat } from '../../types/provider.js';
 import { buildModelConfig, knownModel } from './model-catalog.js';
@@ -148,7 +149,7 @@ export interface AzureOpenAiOptions extends ModelOptions {
  * const model = azureOpenai('my-gpt-5-mini', { resource: 'contoso', wire: 'chat', reasoning: true });
  */
 export function azureOpenai(deployment: string, options: AzureOpenAiOptions = {}): ModelConfig {
-  const { resource, apiVersion, wire = 'responses', compat, env = process.env, ...rest } = options;
+  const { resource, apiVersion, wire = 'responses', compat, env = runtimeEnv(), ...rest } = options;
   const resourceName = resource ?? env['AZURE_OPENAI_RESOURCE_NAME'];
   const base: ModelConfig = { id: deployment, api: 'azure-openai', provider: 'azure-openai' };
   if (rest.baseUrl === undefined && resourceName) {

@@ -1,3 +1,4 @@
+import { runtimeEnv } from './runtime-env.js';
 import { Observable, asyncScheduler, defer, type OperatorFunction } from 'rxjs';
 import type { Dispatcher } from 'undici';
 import type { ImageContent } from '../../types/content.js';
@@ -17,6 +18,8 @@ import { AssistantMessageBuilder } from './message-builder.js';
 export interface ProviderHttpOptions {
   /** Dispatcher for this provider's requests; default the shared one (`getHttpDispatcher()`). */
   dispatcher?: Dispatcher;
+  /** A standard `fetch` to send with instead of undici (default: undici on Node, global `fetch` elsewhere). */
+  fetch?: typeof globalThis.fetch;
   /** No body bytes for this long mid-stream fails with a retryable network error. Default 60 s. */
   idleTimeoutMs?: number;
   /** No body bytes this long after sending fails with a retryable network error. Default 120 s. */
@@ -145,6 +148,7 @@ export function streamProvider<T>(
         idleTimeoutMs: http.idleTimeoutMs,
         requestTimeoutMs: http.requestTimeoutMs,
         dispatcher: http.dispatcher,
+        fetch: http.fetch,
       },
     ).pipe(call.decode, parseWire(builder, parser));
   });
@@ -160,7 +164,7 @@ export function failFast(error: ProviderError): Observable<never> {
  * variable named by `envVar`. Undefined when none is set.
  */
 export function resolveApiKey(request: StreamRequest, envVar: string | undefined, http: ProviderHttpOptions): string | undefined {
-  const env = http.env ?? process.env;
+  const env = http.env ?? runtimeEnv();
   return request.apiKey ?? request.model.apiKey ?? (envVar ? env[envVar] : undefined) ?? undefined;
 }
 

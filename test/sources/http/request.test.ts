@@ -142,3 +142,41 @@ describe('httpStream', () => {
     expect(e.kind).toBe('cancelled');
   });
 });
+
+describe('httpStream over standard fetch (browsers, Deno, Bun, workers)', () => {
+  let own: FixtureServer;
+  beforeAll(async () => {
+    own = await startFixtureServer();
+  });
+  afterAll(async () => {
+    await own.close();
+  });
+  const viaFetch = (calls: string[]) => {
+    dispatcher = new Agent(); // unused by fetch; the file's afterEach closes it
+    return httpStream(`${own.url}/v1/x`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"q":2}' }, {
+      provider: 'test',
+      fetch: (input, init) => {
+        calls.push(String(input));
+        return globalThis.fetch(input, init);
+      },
+    });
+  };
+
+  it('reads the body from a web ReadableStream, bytes intact across UTF-8 splits', async () => {
+    const body = 'data: {"t":"Olá — ✓ 🎉"}\n\n'.repeat(20);
+    own.enqueue({ body, chunking: { maxChunk: 7, seed: 5 } });
+    const calls: string[] = [];
+    const chunks = await lastValueFrom(viaFetch(calls).pipe(toArray()));
+    expect(calls).toEqual([`${own.url}/v1/x`]);
+    expect(decode(chunks)).toBe(body);
+    expect(own.requests.at(-1)!.json()).toEqual({ q: 2 });
+  });
+
+  it('classifies a non-2xx response from fetch headers (429 with retry-after)', async () => {
+    own.enqueue({ status: 429, headers: { 'retry-after': '2' }, body: '{"error":{"message":"slow down"}}' });
+    const e = await failure(viaFetch([]));
+    expect(e.kind).toBe('rateLimited');
+    expect(e.retryAfterMs).toBe(2000);
+    expect(e.message).toContain('slow down');
+  });
+});

@@ -484,3 +484,20 @@ describe('buildAnthropicRequest', () => {
     expect(oauth['anthropic-beta']).toContain('oauth-2025-04-20');
   });
 });
+
+describe('anthropic over standard fetch (browsers, Deno, Bun, workers)', () => {
+  it('a provider given `fetch` sends through it and reads the web ReadableStream', async () => {
+    const sent: string[] = [];
+    const viaFetch = createAnthropicProvider({
+      fetch: (input, init) => {
+        sent.push(String(input));
+        return globalThis.fetch(input, init);
+      },
+    });
+    server.enqueue({ body: SIMPLE + END, chunking: { seed: 9, maxChunk: 11 } });
+    const { message } = await runProvider(viaFetch, streamRequest(model()));
+    expect(textOf(message)).toBe('Hello');
+    expect(message.stopReason).toBe('stop');
+    expect(sent).toEqual([`${server.url}/v1/messages`]);
+  });
+});

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { lastValueFrom, toArray } from 'rxjs';
+import { BasicAgent, runToEnd, transcript, type AgentEvent, type Transcript } from '../../src/index.js';
+import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
+import { testScheduler } from './helpers.js';
+
+function agent(script: ScriptStep[]) {
+  const provider = scriptedProvider(script);
+  let n = 0;
+  return { agent: new BasicAgent({ model: scriptedModel(), provider, ids: () => `id${++n}`, retry: false }), provider };
+}
+
+describe('BasicAgent: hot where a UI needs it', () => {
+  it('state$ has a current value at once, and follows the runs', async () => {
+    const { agent: a } = agent([{ text: 'Hello there' }]);
+    const first: Transcript[] = [];
+    a.state$.subscribe((s) => first.push(s)).unsubscribe();
+    expect(first).toHaveLength(1);
+    expect(first[0]).toMatchObject({ status: 'idle', messages: [] });
+    const seen: Transcript[] = [];
+    a.state$.subscribe((s) => seen.push(s));
+    await a.run('hi');
+    expect(a.state).toBe(seen.at(-1));
+    expect(a.state).toMatchObject({ status: 'ended', stopReason: 'stop' });
+    expect(a.state.messages).toEqual(a.messages);
+    expect(seen.some((s) => s.streaming?.content[0]?.type === 'text')).toBe(true);
+    a.reset();
+    expect(a.state.status).toBe('idle');
+  });
+
+  it('one prompt runs once however many subscribe: subscribe + runToEnd share one run', async () => {
+    const { agent: a, provider } = agent([{ text: 'only once' }, { text: 'a second run' }]);
+    const run$ = a.prompt('hi');
+    const events: AgentEvent[] = [];
+    run$.subscribe((e) => events.push(e));
+    const end = await runToEnd(run$);
+    expect(provider.requests).toHaveLength(1);
+    expect(end.messages.at(-1)).toMatchObject({ role: 'assistant' });
+    expect(events.at(-1)).toBe(end);
+    // after the end, a subscriber gets the same run replayed, not a new run
+    const again = await lastValueFrom(run$.pipe(toArray()));
+    expect(again).toEqual(events);
+    expect(provider.requests).toHaveLength(1);
+  });
+
+  it('a subscriber mounted mid-run catches up on that run\'s events, then follows it live (virtual time)', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const { agent: a } = agent([{ text: 'streamed slowly to the page', chunkDelay: 5 }]);
+      const run$ = a.prompt('hi');
+      const early: AgentEvent[] = [];
+      const late: AgentEvent[] = [];
+      const lateViews: Transcript[] = [];
+      run$.subscribe((e) => early.push(e));
+      cold('12ms a').subscribe(() => {
+        expect(early.some((e) => e.type === 'MessageUpdate')).toBe(true); // mounted mid-reply
+        run$.subscribe((e) => late.push(e));
+        run$.pipe(transcript()).subscribe((v) => lateViews.push(v));
+      });
+      flush();
+      expect(late.map((e) => e.type)).toEqual(early.map((e) => e.type));
+      const text = lateViews.map((v) => v.streaming?.content[0]).filter((b) => b?.type === 'text').at(-1);
+      expect(text).toEqual({ type: 'text', text: 'streamed slowly to the page' }); // no delta counted twice
+    });
+  });
+
+  it('when every subscriber leaves, the run is cancelled as before', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const { agent: a } = agent([{ text: 'never finished', delay: 50 }]);
+      const run$ = a.prompt('hi');
+      const one = run$.subscribe();
+      const two = run$.subscribe();
+      expect(a.isStreaming).toBe(true);
+      cold('10ms a').subscribe(() => {
+        one.unsubscribe();
+        expect(a.isStreaming).toBe(true);
+        two.unsubscribe();
+        expect(a.isStreaming).toBe(false);
+      });
+      flush();
+    });
+  });
+});
