@@ -8,3 +8,4 @@ export type { RedisCommander } from './commands.js';
 export * from './append-to-stream.js';
 export * from './read-stream.js';
 export * from './run-control.js';
+export * from './event-relay.js';

@@ -1,0 +1,157 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createClient } from 'redis';
+import { lastValueFrom, map, toArray } from 'rxjs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BasicAgent, type AgentEvent } from '../../src/index.js';
+import { appendToStream, applyRunControl, readRunControl, RedisEventRelay, type RedisCommander, type RedisReader } from '../../src/redis/index.js';
+import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
+import { EventStreamError, fromEventStream, runCommands } from '../../src/transport/index.js';
+import { missingServer, startRedis, type RunningServer } from '../support/servers.js';
+
+const missing = missingServer('redis');
+
+function agent(script: ScriptStep[]): BasicAgent {
+  let n = 0;
+  return new BasicAgent({ model: scriptedModel(), provider: scriptedProvider(script), systemPrompt: 'sys', ids: () => `id${++n}`, retry: false });
+}
+
+const snapshot = map((e: AgentEvent): AgentEvent => JSON.parse(JSON.stringify(e)) as AgentEvent);
+
+interface Web {
+  url: string;
+  server: Server;
+  requests: Array<{ url: string; lastEventId: string | undefined }>;
+  /** Cuts the next event-stream response after this many event frames (the network drops it). */
+  dropAfterFrames?: number;
+}
+
+describe.skipIf(missing !== undefined)('RedisEventRelay: web processes relaying a run over SSE, against a real redis-server', () => {
+  let redis: RunningServer;
+  const clients: Array<{ close(): Promise<unknown> }> = [];
+  const webs: Web[] = [];
+  let runs = 0;
+
+  const connect = async (): Promise<RedisReader> => {
+    const client = await createClient({ url: redis.url }).connect();
+    clients.push(client);
+    return client;
+  };
+
+  async function startWeb(): Promise<Web> {
+    const relay = new RedisEventRelay(await connect(), () => createClient({ url: redis.url }).connect(), { blockMs: 100, retryMs: 20 });
+    const web: Web = { url: '', server: createServer(), requests: [] };
+    web.server.on('request', (req, res) => {
+      web.requests.push({ url: req.url ?? '', lastEventId: req.headers['last-event-id'] as string | undefined });
+      const limit = web.dropAfterFrames;
+      if (limit !== undefined) {
+        web.dropAfterFrames = undefined;
+        let frames = 0;
+        const write = res.write.bind(res) as (chunk: string) => boolean;
+        res.write = ((chunk: string) => {
+          if (chunk.startsWith('id: ') && ++frames > limit) {
+            res.socket?.end(); // after what was written so far is flushed: the client has exactly `limit` events
+            return false;
+          }
+          return write(chunk);
+        }) as typeof res.write;
+      }
+      if (!relay.handle(req, res)) res.writeHead(404).end();
+    });
+    web.server.on('close', () => relay.close());
+    await new Promise<void>((resolve) => web.server.listen(0, '127.0.0.1', resolve));
+    web.url = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
+    webs.push(web);
+    return web;
+  }
+
+  beforeAll(async () => {
+    redis = await startRedis();
+  });
+  afterAll(async () => {
+    for (const web of webs) {
+      web.server.closeAllConnections();
+      await new Promise((resolve) => web.server.close(resolve));
+    }
+    await Promise.all(clients.map((c) => c.close()));
+    await redis?.stop();
+  });
+
+  it('resumes on web process B, after the connection to A is cut, with every event once', async () => {
+    const [a, b] = [await startWeb(), await startWeb()];
+    const run = `r${++runs}`;
+    // A load balancer in front of A and B: A until it is cut off, then B.
+    let target = a;
+    const balanced: typeof fetch = (url, init) => fetch(String(url).replace(a.url, target.url), init);
+    a.dropAfterFrames = 15;
+    a.server.once('connection', (socket) => socket.once('close', () => (target = b)));
+    const watching = lastValueFrom(fromEventStream(`${a.url}/runs/${run}/events`, { fetch: balanced, retryDelayMs: 20 }).pipe(toArray()));
+    const worker = await connect();
+    const emitted = await lastValueFrom(agent([{ text: 'Forty-two, streamed in very small deltas.', chunkSize: 1 }]).prompt('hi').pipe(appendToStream(worker, `run:${run}`), snapshot, toArray()));
+    const seen = await watching;
+    expect(emitted.length).toBeGreaterThan(30);
+    expect(seen).toEqual(emitted);
+    const onB = b.requests.filter((r) => r.url.endsWith('/events'));
+    expect(onB).toHaveLength(1);
+    // B was asked to resume after the stream entry A sent last
+    const entries = (await worker.sendCommand(['XRANGE', `run:${run}`, '-', '+'])) as Array<[string, string[]]>;
+    expect(onB[0]!.lastEventId).toBe(entries[14]![0]);
+  });
+
+  it('serves a reload with Last-Event-ID from any web process: exactly the events after it', async () => {
+    const [a, b] = [await startWeb(), await startWeb()];
+    const run = `r${++runs}`;
+    const worker = await connect();
+    const emitted = await lastValueFrom(agent([{ text: 'abc def ghi', chunkSize: 2 }]).prompt('hi').pipe(appendToStream(worker, `run:${run}`), snapshot, toArray()));
+    const firstFrames = await lastValueFrom(fromEventStream(`${a.url}/runs/${run}/events`).pipe(toArray()));
+    expect(firstFrames).toEqual(emitted);
+    const entries = (await worker.sendCommand(['XRANGE', `run:${run}`, '-', '+'])) as Array<[string, string[]]>;
+    // A client that saw all but the last event reloads against B: it gets exactly the last one, with A's id.
+    const response = await fetch(`${b.url}/runs/${run}/events`, { headers: { 'last-event-id': entries[emitted.length - 2]![0] } });
+    const text = await response.text();
+    expect(text.match(/^id: .*$/gm)).toEqual([`id: ${entries[emitted.length - 1]![0]}`]);
+    expect(text).toContain('event: AgentEnd');
+    expect(text).toMatch(/event: phi-rx:end\n/);
+  });
+
+  it('refuses a Last-Event-ID that is not a stream id, naming the header', async () => {
+    const a = await startWeb();
+    const response = await fetch(`${a.url}/runs/x/events`, { headers: { 'last-event-id': 'seven' } });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: string }).error).toMatch(/header Last-Event-ID: .*"seven" is not a Redis stream id/);
+  });
+
+  it('tells a client whose events were trimmed away that it cannot resume (ResumeGap), instead of skipping', async () => {
+    const a = await startWeb();
+    const run = `r${++runs}`;
+    const worker = await connect();
+    await lastValueFrom(agent([{ text: 'z'.repeat(400), chunkSize: 1 }]).prompt('hi').pipe(appendToStream(worker, `run:${run}`, { maxLen: 20 }), toArray()));
+    const err = await lastValueFrom(fromEventStream(`${a.url}/runs/${run}/events`)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EventStreamError);
+    expect((err as EventStreamError).code).toBe('ResumeGap');
+  });
+
+  it('carries steer and abort POSTed to a web process to the worker; refuses them once the run is over', async () => {
+    const [a, b] = [await startWeb(), await startWeb()];
+    const run = `r${++runs}`;
+    const [worker, workerReader] = [await connect(), await connect()];
+    const slow = agent([{ text: 'slow', delay: 20_000 }]);
+    const steered: string[] = [];
+    const controls = readRunControl(workerReader as RedisCommander, `run:${run}`, { blockMs: 100 }).subscribe(({ control }) => {
+      steered.push(control.kind);
+      applyRunControl(slow, control);
+    });
+    const events = lastValueFrom(fromEventStream(`${b.url}/runs/${run}/events`).pipe(toArray()));
+    const end = lastValueFrom(slow.prompt('hi').pipe(appendToStream(worker, `run:${run}`)));
+    const commands = runCommands(`${a.url}/runs/${run}/commands`);
+    await commands.steer('Use metric units.');
+    await commands.abort();
+    const last = await end;
+    controls.unsubscribe();
+    expect(steered).toEqual(['steer', 'abort']);
+    expect(last.type === 'AgentEnd' && last.stopReason).toBe('aborted');
+    expect((await events).at(-1)).toMatchObject({ type: 'AgentEnd', stopReason: 'aborted' });
+    await expect(commands.abort()).rejects.toThrow(/HTTP 409: run "r\d+" is over; abort has nothing to act on/);
+    await expect(runCommands(`${a.url}/runs/${run}/commands`).send({ type: 'steer' } as never)).rejects.toThrow(/HTTP 400: .*"text"/);
+  });
+});
