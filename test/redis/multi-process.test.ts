@@ -1,6 +1,6 @@
 /**
  * Beyond one process, scaled to this 2-core machine: 4 worker processes run the agents (6 tool
- * steps each; 40 by default, PHI_RX_SCALE_RUNS to change) against a loopback fake LLM, saving
+ * steps each; 200 by default, PHI_RX_SCALE_RUNS to change) against a loopback fake LLM, saving
  * sessions in PostgreSQL and appending events to Redis; 2 web processes relay the runs over SSE
  * (RedisEventRelay). A client per run watches it with `fromEventStream` through web process A;
  * one worker is SIGKILLed mid-run (its unfinished runs continue from their stored sessions on the
@@ -23,7 +23,7 @@ import { missingServer, startPostgres, startRedis, type RunningServer } from '..
 
 const missing = missingServer('postgres') ?? missingServer('redis');
 const WORKERS = 4;
-const RUNS = Number(process.env['PHI_RX_SCALE_RUNS'] ?? 40);
+const RUNS = Number(process.env['PHI_RX_SCALE_RUNS'] ?? 200);
 const STEPS = 6;
 const workerScript = fileURLToPath(new URL('../support/scale-worker.ts', import.meta.url));
 const webScript = fileURLToPath(new URL('../support/scale-web.ts', import.meta.url));
@@ -98,6 +98,7 @@ describe.skipIf(missing !== undefined)('four worker processes, one killed mid-ru
       lastValueFrom(fromEventStream(`${urlOf(0)}/runs/${runId}/events`, { fetch: balanced, retryDelayMs: 50 }).pipe(tap(() => received++), toArray()));
     const relays = runIds.map((id) => watch(id));
     relays.forEach((r) => r.catch(() => undefined)); // awaited below; not unhandled if the test fails first
+    await until(async () => served[0]!.length === RUNS); // every client is connected to A
     runIds.forEach((id, i) => workers[i % WORKERS]!.send({ run: id }));
 
     // Kill worker 0 once some of its runs are saved part-way and none of them has finished.
