@@ -53,7 +53,7 @@ const MAX_COMMAND_BYTES = 64 * 1024;
  * // any web process: fromEventStream(`/runs/${id}/events`), runCommands(`/runs/${id}/commands`)
  */
 export class RedisEventRelay {
-  private readonly connections = new Set<{ subscription: Subscription; res: ServerResponse }>();
+  private readonly connections = new Set<{ subscription?: Subscription; res: ServerResponse }>();
   private readonly routes: RegExp;
   private readonly streamKeyOf: (runId: string) => string;
 
@@ -86,7 +86,7 @@ export class RedisEventRelay {
   /** Ends every open connection (their readers close once their current `XREAD` returns). */
   close(): void {
     for (const connection of this.connections) {
-      connection.subscription.unsubscribe();
+      connection.subscription?.unsubscribe();
       connection.res.end();
     }
     this.connections.clear();
@@ -103,12 +103,12 @@ export class RedisEventRelay {
     const events = (reader: RedisCommander) => readStream(reader, key, { after: lastEventId ?? '0', blockMs: this.options.blockMs });
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.write(`retry: ${this.options.retryMs ?? 500}\n\n`);
-    const connection = { subscription: undefined as Subscription | undefined, res };
+    const connection: { subscription?: Subscription; res: ServerResponse } = { res };
     let closed = false;
     req.once('close', () => {
       closed = true;
       connection.subscription?.unsubscribe();
-      this.connections.delete(connection as { subscription: Subscription; res: ServerResponse });
+      this.connections.delete(connection);
     });
     this.openReader().then(
       (reader) => {
@@ -116,7 +116,7 @@ export class RedisEventRelay {
         if (closed) return release();
         const finish = (frame: string) => {
           res.end(frame);
-          this.connections.delete(connection as { subscription: Subscription; res: ServerResponse });
+          this.connections.delete(connection);
         };
         connection.subscription = events(reader)
           .pipe(map(frameOf), withHeartbeats(this.options.heartbeatMs ?? 15_000, HEARTBEAT_FRAME, this.options.scheduler ?? asyncScheduler))
@@ -126,7 +126,7 @@ export class RedisEventRelay {
             complete: () => finish(encodeTransportFrame(TRANSPORT_EVENTS.end, {})),
           });
         connection.subscription.add(release);
-        this.connections.add(connection as { subscription: Subscription; res: ServerResponse });
+        this.connections.add(connection);
       },
       (error: unknown) => res.end(encodeTransportFrame(TRANSPORT_EVENTS.error, { code: 'RunFailed', message: `cannot open a Redis reader for run "${runId}": ${(error as Error)?.message ?? String(error)}` })),
     );
