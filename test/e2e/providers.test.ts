@@ -107,6 +107,15 @@ describe.each(WIRE_PROTOCOLS.map((wire) => [wire.label, wire] as const))('agentL
     const lastTurn = events.slice(events.findLastIndex((e) => e.type === 'TurnStart'));
     const streamed = ofType(lastTurn, 'MessageUpdate').flatMap((u) => (u.delta.type === 'text' ? [u.delta.delta] : [])).join('');
     expect(streamed).toBe(SCRIPT[2]!.text);
+    // Snapshots: the assistant's MessageStart shows no content yet, and each update shows the text so far.
+    const assistantStart = ofType(lastTurn, 'MessageStart').find((m) => m.message.role === 'assistant')!;
+    expect(assistantStart.message.content).toEqual([]);
+    let soFar = '';
+    for (const u of ofType(lastTurn, 'MessageUpdate')) {
+      if (u.delta.type !== 'text') continue;
+      soFar += u.delta.delta;
+      expect(u.message.content).toEqual([{ type: 'text', text: soFar }]);
+    }
     expect(end.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'toolResult', 'assistant']);
 
     await expectAllResponsesEnded(server.server);

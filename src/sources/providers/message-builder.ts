@@ -20,6 +20,8 @@ export class AssistantMessageBuilder {
   /** Snapshot copies of the draft's blocks, by content index. */
   private readonly shown: AssistantMessage['content'] = [];
   private last: AssistantMessage | undefined;
+  /** The message as it was before its first content change: what `start()` shows, however late it is called. */
+  private opening: AssistantMessage | undefined;
   /** Blocks changed without an event of their own (a signature): copied by the next snapshot. */
   private touched: number[] = [];
   private readonly argBuffers = new Map<number, string>();
@@ -38,8 +40,17 @@ export class AssistantMessageBuilder {
     };
   }
 
+  /**
+   * The `start` event: the message before any content arrived. A wire parser may call it only
+   * when the first delta is already in the draft; it still shows no content.
+   */
   start(): StreamEvent {
-    return { type: 'start', partial: this.snapshot(-1) };
+    return { type: 'start', partial: this.opening ?? this.snapshot(-1) };
+  }
+
+  /** Remembers the message as it was, before the first change to its content. */
+  private open(): void {
+    this.opening ??= { ...this.partial, content: [] };
   }
 
   /**
@@ -172,6 +183,7 @@ export class AssistantMessageBuilder {
 
   /** The block a delta goes to, made when it is new. Runs once per delta: no key strings, no closures. */
   private blockIndex(kind: BlockKind, key: string | number | undefined): number {
+    this.open();
     const content = this.partial.content;
     if (key === undefined) {
       const last = content.length - 1;

@@ -49,6 +49,15 @@ describe('AssistantMessageBuilder', () => {
     expect(after.usage).toMatchObject({ input: 5, output: 2, totalTokens: 7 });
   });
 
+  it('start() shows the message before its first content, even when a wire parser calls it after the first delta', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 0);
+    const first = (b.text('Step 1.') as { partial: AssistantMessage }).partial;
+    const start = (b.start() as { partial: AssistantMessage }).partial;
+    expect(start.content).toEqual([]);
+    expect(first.content).toEqual([{ type: 'text', text: 'Step 1.' }]);
+    expect((b.text(' Step 2.') as { partial: AssistantMessage }).partial.content).toEqual([{ type: 'text', text: 'Step 1. Step 2.' }]);
+  });
+
   it('gives a tool-argument delta the previous snapshot: nothing visible changed', () => {
     const b = new AssistantMessageBuilder('m', 'p', 0);
     const start = (b.toolCallStart('call_1', 'read', 0) as { partial: AssistantMessage }).partial;
