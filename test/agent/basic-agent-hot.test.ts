@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lastValueFrom, toArray } from 'rxjs';
+import { from as rxFrom, lastValueFrom, toArray } from 'rxjs';
 import { BasicAgent, runToEnd, transcript, type AgentEvent, type Transcript } from '../../src/index.js';
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { testScheduler } from './helpers.js';
@@ -26,6 +26,42 @@ describe('BasicAgent: hot where a UI needs it', () => {
     expect(seen.some((s) => s.streaming?.content[0]?.type === 'text')).toBe(true);
     a.reset();
     expect(a.state.status).toBe('idle');
+  });
+
+  it('state read without a subscriber equals the transcript of the same events, folded one by one', async () => {
+    const { agent: a } = agent([{ text: 'Hello there, this streams in many deltas', thinking: 'think first' }, { text: 'and a second run' }]);
+    const events: AgentEvent[] = [];
+    a.events$.subscribe((e) => events.push(e));
+    await a.run('hi');
+    const midway = a.state; // read between runs: the first run's waiting events are folded now
+    await a.run('again');
+    const expected = await lastValueFrom(rxFrom(events).pipe(transcript()));
+    expect(a.state).toEqual(expected);
+    expect(midway.messages).toHaveLength(2);
+    expect(a.state.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'and a second run' }] });
+  });
+
+  it('state read mid-message without a subscriber shows exactly the text streamed so far', async () => {
+    let soFar = '';
+    const seen: string[] = [];
+    const { agent: b } = agent([{ text: 'Hello there, this streams in many deltas' }]);
+    await new Promise<void>((resolve, reject) =>
+      b.prompt('hi').subscribe({
+        next: (e) => {
+          if (e.type !== 'MessageUpdate' || e.delta.type !== 'text') return;
+          soFar += e.delta.delta;
+          // Every third delta: several deltas waited unfolded and are folded as one here.
+          if (seen.length % 3 === 0 || soFar.length % 12 === 0) {
+            const block = b.state.streaming?.content[0];
+            seen.push(block?.type === 'text' ? block.text : '');
+            expect(seen.at(-1)).toBe(soFar);
+          } else seen.push(soFar);
+        },
+        error: reject,
+        complete: resolve,
+      }),
+    );
+    expect(soFar).toBe('Hello there, this streams in many deltas');
   });
 
   it('one prompt runs once however many subscribe: subscribe + runToEnd share one run', async () => {

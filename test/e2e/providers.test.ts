@@ -109,7 +109,7 @@ describe.each(WIRE_PROTOCOLS.map((wire) => [wire.label, wire] as const))('agentL
     expect(streamed).toBe(SCRIPT[2]!.text);
     // Snapshots: the assistant's MessageStart shows no content yet, and each update shows the text so far.
     const assistantStart = ofType(lastTurn, 'MessageStart').find((m) => m.message.role === 'assistant')!;
-    expect(assistantStart.message.content).toEqual([]);
+    expect((assistantStart.message as AssistantMessage).content).toEqual([]);
     let soFar = '';
     for (const u of ofType(lastTurn, 'MessageUpdate')) {
       if (u.delta.type !== 'text') continue;
