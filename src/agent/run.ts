@@ -2,9 +2,6 @@ import {
   asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
   type MonoTypeOperatorFunction, type OperatorFunction, pipe, type SchedulerLike, type Subscriber, type Subscription, takeUntil, tap, queueScheduler, repeat, scheduled, subscribeOn,
 } from 'rxjs';
-// RxJS's own operator plumbing (public under `rxjs/internal/*`): a stage's events pass through an
-// OperatorSubscriber, one call per event instead of a SafeSubscriber and its observer wrapper.
-import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
 import type { AgentEvent, CompactionEndEvent } from '../types/events.js';
 import {
   type AgentMessage, type AssistantMessage, type LlmMessage, type Message, type StopReason, type ToolResultMessage,
@@ -655,19 +652,17 @@ export class Run {
     // `tap` (note each result) and `concat` (collect them in call order) in one subscriber.
     return new Observable<AgentEvent>((subscriber) => {
       const results = new Map<string, ToolResultMessage>();
-      dispatched$.subscribe(
-        createOperatorSubscriber(
-          subscriber,
-          (e: AgentEvent) => {
-            if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
-            subscriber.next(e);
-          },
-          () => {
-            for (const e of this.collectResults(calls, results, turnIndex)) subscriber.next(e);
-            subscriber.complete();
-          },
-        ),
-      );
+      return dispatched$.subscribe({
+        next: (e) => {
+          if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
+          subscriber.next(e);
+        },
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => {
+          for (const e of this.collectResults(calls, results, turnIndex)) subscriber.next(e);
+          subscriber.complete();
+        },
+      });
     });
   }
 
@@ -957,7 +952,7 @@ function playStages(stages: () => Generator<Stage, void, undefined>): Observable
             continue;
           }
           settledInLoop = false;
-          inner = stage.subscribe(createOperatorSubscriber(subscriber, undefined, advance, fail));
+          inner = stage.subscribe({ next: (e) => subscriber.next(e), complete: advance, error: fail });
           // Still running: its completion (or failure) calls advance() again.
           if (!settledInLoop) return;
         }
