@@ -1,8 +1,8 @@
 import {
-  asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
+  asyncScheduler, catchError, filter, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
   type MonoTypeOperatorFunction, type OperatorFunction, pipe, type SchedulerLike, type Subscriber, type Subscription, takeUntil, tap, queueScheduler, repeat, scheduled, subscribeOn,
 } from 'rxjs';
-import type { AgentEvent, CompactionEndEvent } from '../types/events.js';
+import type { AgentEvent } from '../types/events.js';
 import {
   type AgentMessage, type AssistantMessage, type LlmMessage, type Message, type StopReason, type ToolResultMessage,
   isExtension, toLlmMessages, toolCallsOf,
@@ -21,9 +21,9 @@ import { fromAbortSignal } from '../sources/cancellation.js';
 import { MessageQueue, type MessageSource, type QueuedMessage } from '../sources/queues.js';
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
-import { effectiveBudget } from '../context/compaction.js';
-import { estimateContextTokens } from '../context/tokens.js';
-import { compact } from '../operators/compact.js';
+import { compactContext } from '../operators/compact-context.js';
+import { injectQueued } from '../operators/inject-queued.js';
+import { isLoopState, type LoopStage, type LoopState } from '../operators/loop-state.js';
 import { dispatchTools, type SteeringCheck } from '../operators/dispatch-tools.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
@@ -339,30 +339,32 @@ export class Run {
 
   private compaction(reason: 'budget' | 'overflow'): Stage {
     const cfg = this.contextConfig;
-    if (!cfg) return undefined;
-    const tokensBefore = estimateContextTokens(this.messages);
-    // After an overflow the estimate was wrong: aim well below what we sent.
-    const budget = reason === 'overflow' ? Math.min(effectiveBudget(cfg), Math.floor(tokensBefore * 0.6)) : effectiveBudget(cfg);
-    if (reason === 'budget' && tokensBefore <= budget) return undefined;
-    const messagesBefore = this.messages.length;
-    const startedAt = this.now();
-    return of(this.messages).pipe(
-      compact(cfg, { budget }),
-      concatMap((result) => {
-        this.messages = result.messages;
-        const end: CompactionEndEvent = {
-          type: 'CompactionEnd',
-          loopId: this.loopId,
-          tier: result.tier ?? 1,
-          tokensBefore: result.tokensBefore,
-          tokensAfter: result.tokensAfter,
-          messagesBefore,
-          messagesAfter: result.messages.length,
-          timestamp: this.now(),
-        };
-        const start: AgentEvent = { type: 'CompactionStart', loopId: this.loopId, reason, tokensBefore, timestamp: startedAt };
-        return from([start, end]);
-      }),
+    return cfg ? this.through$(compactContext(cfg, { reason, scheduler: this.scheduler })) : undefined;
+  }
+
+  /** The run's state as a value, for a stage. */
+  private snapshot(): LoopState {
+    const state: LoopState = { type: 'LoopState', loopId: this.loopId, messages: this.messages, pending: this.pending, turnIndex: this.turnIndex };
+    return this.ended ? { ...state, ended: this.ended } : state;
+  }
+
+  /** Takes on the state a stage left (arrays it replaced are copied: the run still appends to its own). */
+  private adopt(state: LoopState): void {
+    if (state.messages !== this.messages) this.messages = state.messages.slice();
+    if (state.pending !== this.pending) this.pending = state.pending.slice();
+  }
+
+  /** Runs a stage on the run's state when reached: its events go out, the state it leaves is adopted. */
+  private through$(stage: LoopStage): Observable<AgentEvent> {
+    return defer(() =>
+      of(this.snapshot()).pipe(
+        stage,
+        filter((out): out is AgentEvent => {
+          if (!isLoopState(out)) return true;
+          this.adopt(out);
+          return false;
+        }),
+      ),
     );
   }
 
@@ -749,21 +751,7 @@ export class Run {
   private admit$(queued: QueuedMessage[]): Stage {
     if (queued.length === 0) return undefined;
     const messages = queued.map((q) => q.message);
-    const filters = this.config.inputFilters ?? [];
-    if (filters.length === 0) {
-      this.pending.push(...messages);
-      return undefined;
-    }
-    return from(messages).pipe(
-      concatMap((m) => of([m]).pipe(filterInput(filters))),
-      concatMap((verdict) => {
-        if (verdict.action === 'pass') {
-          this.pending.push(...verdict.messages);
-          return EMPTY;
-        }
-        return of<AgentEvent>({ type: 'InputRejected', loopId: this.loopId, reason: verdict.reason, timestamp: this.now() });
-      }),
-    );
+    return this.through$(injectQueued(() => messages, { filters: this.config.inputFilters ?? [], scheduler: this.scheduler }));
   }
 
   // ---- after the tools ----------------------------------------------------------------------

@@ -6,3 +6,6 @@ export * from './to-message-events.js';
 export * from './dispatch-tools.js';
 export * from './guard-provider-stream.js';
 export * from './resume-retry.js';
+export * from './loop-state.js';
+export * from './compact-context.js';
+export * from './inject-queued.js';

@@ -1,0 +1,41 @@
+import type { OperatorFunction } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import type { AgentMessage, StopReason } from '../types/message.js';
+
+/**
+ * The loop's state as a value, handed from stage to stage. A stage never changes the value it is
+ * given: it emits a new one (`{ ...state, messages }`), so anything that kept the old value still
+ * sees what it saw.
+ */
+export interface LoopState {
+  readonly type: 'LoopState';
+  readonly loopId: string;
+  /** The working context: history plus what the run added (compaction may replace it). */
+  readonly messages: readonly AgentMessage[];
+  /** Messages admitted (prompts, steering, follow-ups) and not yet added to the context. */
+  readonly pending: readonly AgentMessage[];
+  /** The index of the next turn. */
+  readonly turnIndex: number;
+  /** Set once the run is over (a stage that sees it passes the state on untouched). */
+  readonly ended?: StopReason;
+}
+
+/** What a stage emits: the events it caused, in order, then the state it leaves. */
+export type LoopOutput = AgentEvent | LoopState;
+
+/**
+ * A stage of the loop. Its contract: for each state it receives, it emits zero or more
+ * `AgentEvent`s and then exactly one `LoopState` (the last value for that input), and it does
+ * not change the state it was given.
+ */
+export type LoopStage = OperatorFunction<LoopState, LoopOutput>;
+
+/** A fresh state: nothing pending, turn 0, not ended. */
+export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = []): LoopState {
+  return { type: 'LoopState', loopId, messages, pending, turnIndex: 0 };
+}
+
+/** Whether a stage's output is the state it leaves (rather than an event). */
+export function isLoopState(output: LoopOutput): output is LoopState {
+  return output.type === 'LoopState';
+}
