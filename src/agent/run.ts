@@ -1,6 +1,6 @@
 import {
   asyncScheduler, catchError, filter, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
-  type MonoTypeOperatorFunction, type OperatorFunction, pipe, type SchedulerLike, type Subscriber, type Subscription, takeUntil, tap, queueScheduler, repeat, scheduled, subscribeOn,
+  type MonoTypeOperatorFunction, type OperatorFunction, type SchedulerLike, type Subscription, tap, queueScheduler, repeat, scheduled, subscribeOn,
 } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import {
@@ -8,16 +8,15 @@ import {
   isExtension, toLlmMessages, toolCallsOf,
 } from '../types/message.js';
 import type { ToolCall } from '../types/content.js';
-import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
+import type { Provider, StreamRequest } from '../types/provider.js';
 import {
-  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, DEFAULT_RETRY_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
+  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
 import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import type { ToolDefinition } from '../types/tool.js';
 import { callHookSafely } from '../sources/hook-result.js';
-import { fromAbortSignal } from '../sources/cancellation.js';
 import { MessageQueue, type MessageSource, type QueuedMessage } from '../sources/queues.js';
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
@@ -27,10 +26,7 @@ import { isLoopState, type LoopStage, type LoopState } from '../operators/loop-s
 import { dispatchTools, type SteeringCheck } from '../operators/dispatch-tools.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
-import { callProvider } from '../operators/guard-provider-stream.js';
-import { retryBackoff } from '../operators/retry-backoff.js';
-import { type AttemptMark, markAttempt, resumeRetry } from '../operators/resume-retry.js';
-import { toMessageEvents } from '../operators/to-message-events.js';
+import { callModel } from '../operators/call-model.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
@@ -51,8 +47,6 @@ const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, inte
 export class Run {
   private readonly scheduler: SchedulerLike;
   private readonly provider: Provider;
-  private readonly abort$: Observable<void>;
-  private readonly providerOptions: ProviderOptions;
   private readonly toolDefs: ToolDefinition[];
   private readonly contextConfig: ContextConfig | undefined;
   readonly loopId: string;
@@ -97,8 +91,6 @@ export class Run {
     this.sessionId = context.sessionId ?? ids();
     this.loopId = context.loopId ?? ids();
     this.provider = config.provider ?? defaultProviderRegistry().resolve(config.model);
-    this.abort$ = config.signal ? fromAbortSignal(config.signal) : NEVER;
-    this.providerOptions = config.signal ? { signal: config.signal, scheduler: this.scheduler } : { scheduler: this.scheduler };
     this.toolDefs = context.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     this.contextConfig = config.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...config.contextConfig } : undefined;
     this.messages = context.messages.slice();
@@ -345,14 +337,28 @@ export class Run {
   /** The run's state as a value, for a stage. */
   private snapshot(): LoopState {
     const state: LoopState = { type: 'LoopState', loopId: this.loopId, messages: this.messages, pending: this.pending, turnIndex: this.turnIndex };
-    return this.ended ? { ...state, ended: this.ended } : state;
+    return {
+      ...state,
+      ...(this.ended ? { ended: this.ended } : {}),
+      ...(this.request ? { request: this.request } : {}),
+      ...(this.partial ? { partial: this.partial } : {}),
+      ...(this.assistant ? { assistant: this.assistant } : {}),
+    };
   }
 
   /** Takes on the state a stage left (arrays it replaced are copied: the run still appends to its own). */
   private adopt(state: LoopState): void {
     if (state.messages !== this.messages) this.messages = state.messages.slice();
     if (state.pending !== this.pending) this.pending = state.pending.slice();
+    this.request = state.request;
+    this.partial = state.partial;
+    if (state.partial) this.messageStarted = true;
+    this.assistant = state.assistant;
+    this.failure = state.failure;
   }
+
+  /** How the last model call failed (after its retries), until the turn settles it. */
+  private failure: { readonly error: unknown } | undefined;
 
   /** Runs a stage on the run's state when reached: its events go out, the state it leaves is adopted. */
   private through$(stage: LoopStage): Observable<AgentEvent> {
@@ -506,68 +512,33 @@ export class Run {
   // ---- the model call -----------------------------------------------------------------------
 
   /**
-   * The model call, then what settles the turn: a failure is recovered (a context overflow) or kept
-   * as an error turn, and an aborted or empty stream still leaves one assistant message.
+   * The model call (the `callModel` stage), then what settles the turn: a failure is recovered (a
+   * context overflow) or kept as an error turn, and an aborted or empty stream still leaves one
+   * assistant message.
    */
   private *modelCall(turnIndex: number): Generator<Stage, void, undefined> {
-    const request = this.request;
-    if (this.ended || !request) return;
-    try {
-      yield this.attempt$(request);
-    } catch (error) {
-      yield this.recover$(error);
-    }
+    if (this.ended || !this.request) return;
+    yield this.attempt$();
+    const failure = this.failure;
+    if (failure) yield this.recover$(failure.error);
     yield this.settle(turnIndex);
   }
 
-  /**
-   * One provider call with retries, cut by abort, as message lifecycle events. The events go
-   * straight to the subscriber: `toMessageEvents` reports the message's start and end to the run.
-   */
-  private attempt$(request: StreamRequest): Observable<AgentEvent> {
-    return new Observable<AgentEvent>((subscriber) => {
-      this.retries = subscriber;
-      return callProvider(this.provider, request, this.providerOptions).pipe(this.modelPipeline()).subscribe(subscriber);
-    });
-  }
+  private modelStage: LoopStage | undefined;
 
-  /** Where the RetryScheduled events of the call in progress go (one call at a time). */
-  private retries: Subscriber<AgentEvent> | undefined;
-  private modelOperators: OperatorFunction<StreamEvent, AgentEvent> | undefined;
-
-  /** What every provider stream of the run goes through, composed once per run rather than per call. */
-  private modelPipeline(): OperatorFunction<StreamEvent, AgentEvent> {
+  /** One provider call of the state's request, with retries, cut by abort, as message lifecycle events. */
+  private attempt$(): Observable<AgentEvent> {
     const c = this.config;
-    const retry = c.retry === false ? NO_RETRY : (c.retry ?? {});
-    const retries = (retry.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0;
-    this.modelOperators ??= pipe(
-      c.operators?.providerStream ?? (identity as MonoTypeOperatorFunction<StreamEvent>),
-      // With retries, each attempt is marked so that a retry resumes where the last one broke.
-      retries ? markAttempt<StreamEvent>() : (identity as OperatorFunction<StreamEvent, StreamEvent | AttemptMark>),
-      retryBackoff<StreamEvent | AttemptMark>(retry, {
-        scheduler: this.scheduler,
-        ...(c.random ? { random: c.random } : {}),
-        onRetry: (attempt, delayMs, error) =>
-          this.retries?.next({
-            type: 'RetryScheduled', loopId: this.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: this.now(),
-          }),
-      }),
-      c.signal ? takeUntil<StreamEvent | AttemptMark>(this.abort$) : (identity as MonoTypeOperatorFunction<StreamEvent | AttemptMark>),
-      retries ? resumeRetry() : (identity as OperatorFunction<StreamEvent | AttemptMark, StreamEvent>),
-      toMessageEvents({ loopId: this.loopId, now: this.now, onPartial: this.onPartial, onEnd: this.onEnd }),
-    );
-    return this.modelOperators;
+    this.modelStage ??= callModel({
+      provider: this.provider,
+      retry: c.retry === false ? NO_RETRY : (c.retry ?? {}),
+      scheduler: this.scheduler,
+      ...(c.random ? { random: c.random } : {}),
+      ...(c.signal ? { signal: c.signal } : {}),
+      ...(c.operators?.providerStream ? { providerStream: c.operators.providerStream } : {}),
+    });
+    return this.through$(this.modelStage);
   }
-
-  /** The message so far (for error and abort recovery); once there is one, its MessageStart is out. */
-  private readonly onPartial = (partial: AssistantMessage): void => {
-    this.partial = partial;
-    this.messageStarted = true;
-  };
-
-  private readonly onEnd = (message: AssistantMessage): void => {
-    this.assistant = message;
-  };
 
   /** A failed call: one compaction-and-retry for a context overflow, else a failed turn that is kept. */
   private recover$(error: unknown): Observable<AgentEvent> {
@@ -577,7 +548,8 @@ export class Run {
       return concat(
         defer(() => toObservable(this.compaction('overflow'))),
         defer(() => toObservable(this.buildRequest$())),
-        defer(() => this.attempt$(this.request!)),
+        this.attempt$(),
+        defer(() => (this.failure ? this.fail$(this.failure.error) : EMPTY)),
       ).pipe(catchError((again: unknown) => this.fail$(again)));
     }
     return this.fail$(error);

@@ -9,3 +9,4 @@ export * from './resume-retry.js';
 export * from './loop-state.js';
 export * from './compact-context.js';
 export * from './inject-queued.js';
+export * from './call-model.js';

@@ -1,6 +1,7 @@
 import type { OperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import type { AgentMessage, StopReason } from '../types/message.js';
+import type { AgentMessage, AssistantMessage, StopReason } from '../types/message.js';
+import type { StreamRequest } from '../types/provider.js';
 
 /**
  * The loop's state as a value, handed from stage to stage. A stage never changes the value it is
@@ -18,6 +19,14 @@ export interface LoopState {
   readonly turnIndex: number;
   /** Set once the run is over (a stage that sees it passes the state on untouched). */
   readonly ended?: StopReason;
+  /** The request for this turn's model call, once it is built. */
+  readonly request?: StreamRequest;
+  /** This turn's assistant message as far as it streamed (its MessageStart is out once set). */
+  readonly partial?: AssistantMessage;
+  /** This turn's final assistant message, once the model call delivered one. */
+  readonly assistant?: AssistantMessage;
+  /** How this turn's model call failed, when it did (after its retries). */
+  readonly failure?: { readonly error: unknown };
 }
 
 /** What a stage emits: the events it caused, in order, then the state it leaves. */
