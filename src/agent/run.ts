@@ -7,7 +7,6 @@ import {
   type AgentMessage, type AssistantMessage, type LlmMessage, type Message, type StopReason, type ToolResultMessage,
   isExtension, toLlmMessages, toolCallsOf,
 } from '../types/message.js';
-import type { ToolCall } from '../types/content.js';
 import type { Provider, StreamRequest } from '../types/provider.js';
 import {
   DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
@@ -18,12 +17,12 @@ import { Usage } from '../types/usage.js';
 import type { ToolDefinition } from '../types/tool.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { MessageQueue, type MessageSource, type QueuedMessage } from '../sources/queues.js';
-import { TOOL_TEXTS } from '../sources/tool-run.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
 import { compactContext } from '../operators/compact-context.js';
 import { injectQueued } from '../operators/inject-queued.js';
 import { isLoopState, type LoopStage, type LoopState } from '../operators/loop-state.js';
-import { dispatchTools, type SteeringCheck } from '../operators/dispatch-tools.js';
+import type { SteeringCheck } from '../operators/dispatch-tools.js';
+import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
@@ -62,6 +61,8 @@ export class Run {
   private readonly steeringBuffer: QueuedMessage[] = [];
   private readonly usage = Usage.empty();
   private turnIndex = 0;
+  /** The turn in progress (0 before the first), as stages see it. */
+  private currentTurn = 0;
   private nextTurn = false;
   private ended: StopReason | undefined;
   private rejection: string | undefined;
@@ -264,7 +265,8 @@ export class Run {
     yield this.preTurnPolicies$(turnIndex);
     if (!this.ended) yield this.buildRequest$();
     yield* this.modelCall(turnIndex);
-    yield this.tools$(turnIndex);
+    yield this.tools$();
+    this.recordToolResults();
     yield this.postTurn$(turnIndex);
     yield this.turnEnd$(turnIndex);
     yield* this.decideNext();
@@ -290,6 +292,7 @@ export class Run {
 
   private turnStart(): Stage {
     const turnIndex = this.turnIndex++;
+    this.currentTurn = turnIndex;
     this.assistant = undefined;
     this.partial = undefined;
     this.messageStarted = false;
@@ -336,7 +339,7 @@ export class Run {
 
   /** The run's state as a value, for a stage. */
   private snapshot(): LoopState {
-    const state: LoopState = { type: 'LoopState', loopId: this.loopId, messages: this.messages, pending: this.pending, turnIndex: this.turnIndex };
+    const state: LoopState = { type: 'LoopState', loopId: this.loopId, messages: this.messages, pending: this.pending, turnIndex: this.currentTurn };
     return {
       ...state,
       ...(this.ended ? { ended: this.ended } : {}),
@@ -355,7 +358,12 @@ export class Run {
     if (state.partial) this.messageStarted = true;
     this.assistant = state.assistant;
     this.failure = state.failure;
+    this.stagedResults = state.toolResults;
+    if (state.stopRequested !== undefined) this.stopRequested = state.stopRequested;
   }
+
+  /** Tool results the tool stage handed on, until the run records them. */
+  private stagedResults: readonly ToolResultMessage[] | undefined;
 
   /** How the last model call failed (after its retries), until the turn settles it. */
   private failure: { readonly error: unknown } | undefined;
@@ -615,73 +623,41 @@ export class Run {
 
   // ---- tools --------------------------------------------------------------------------------
 
-  private tools$(turnIndex: number): Stage {
+  private toolStage: LoopStage | undefined;
+
+  /** The `runToolCalls` stage, when the assistant message calls tools. */
+  private tools$(): Stage {
     const assistant = this.assistant;
     if (!assistant || assistant.stopReason === 'error' || assistant.stopReason === 'guardRail') return undefined;
-    const calls = toolCallsOf(assistant);
-    if (calls.length === 0) return undefined;
-    // Truncation guard: arguments of a message cut off at `length` are never "repaired" and run.
-    const truncated = assistant.stopReason === 'length';
-    const dispatched$ = from(calls).pipe(truncated ? identity : (this.config.operators?.toolCalls ?? identity), this.dispatcher(truncated));
-    // `tap` (note each result) and `concat` (collect them in call order) in one subscriber.
-    return new Observable<AgentEvent>((subscriber) => {
-      const results = new Map<string, ToolResultMessage>();
-      return dispatched$.subscribe({
-        next: (e) => {
-          if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
-          subscriber.next(e);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          for (const e of this.collectResults(calls, results, turnIndex)) subscriber.next(e);
-          subscriber.complete();
-        },
-      });
-    });
-  }
-
-  private readonly dispatchers: { plain?: OperatorFunction<ToolCall, AgentEvent>; truncated?: OperatorFunction<ToolCall, AgentEvent> } = {};
-
-  /** `dispatchTools` as this run configures it, made once (and once more for a truncated message). */
-  private dispatcher(truncated: boolean): OperatorFunction<ToolCall, AgentEvent> {
+    if (toolCallsOf(assistant).length === 0) return undefined;
     const c = this.config;
-    const make = (): OperatorFunction<ToolCall, AgentEvent> =>
-      dispatchTools({
-        tools: this.context.tools,
-        loopId: this.loopId,
-        strategy: c.toolExecution ?? 'parallel',
-        scheduler: this.scheduler,
-        now: this.now,
-        ...(c.toolTimeoutMs !== undefined ? { timeoutMs: c.toolTimeoutMs } : {}),
-        ...(c.signal ? { signal: c.signal } : {}),
-        ...(c.hooks ? { hooks: c.hooks } : {}),
-        preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (c.policies?.preDispatch ?? []),
-        messages: () => this.messages,
-        // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
-        ...(c.steering ? { steering: this.steeringCheck() } : {}),
-        ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
-        onStop: (reason) => (this.stopRequested = reason),
-        onInject: (messages) => this.pending.push(...messages),
-      });
-    return truncated ? (this.dispatchers.truncated ??= make()) : (this.dispatchers.plain ??= make());
+    this.toolStage ??= runToolCalls({
+      tools: this.context.tools,
+      strategy: c.toolExecution ?? 'parallel',
+      scheduler: this.scheduler,
+      now: this.now,
+      ...(c.toolTimeoutMs !== undefined ? { timeoutMs: c.toolTimeoutMs } : {}),
+      ...(c.signal ? { signal: c.signal } : {}),
+      ...(c.hooks ? { hooks: c.hooks } : {}),
+      preDispatch: c.policies?.preDispatch ?? [],
+      // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
+      ...(c.steering ? { steering: this.steeringCheck() } : {}),
+      ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
+      ...(c.operators?.toolCalls ? { toolCalls: c.operators.toolCalls } : {}),
+    });
+    return this.through$(this.toolStage);
   }
 
-  /** Tool results enter the context in the order of the calls, whatever order they finished in. */
-  private collectResults(calls: ToolCall[], results: Map<string, ToolResultMessage>, turnIndex: number): AgentEvent[] {
-    const missing: AgentEvent[] = [];
-    for (const call of calls) {
-      let result = results.get(call.id);
-      if (!result) {
-        // A user `toolCalls` stage dropped it: the model still needs an answer to every call.
-        result = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'Tool call was dropped before dispatch.' }], isError: true, timestamp: this.now() };
-        missing.push({ type: 'MessageStart', loopId: this.loopId, message: result, timestamp: this.now() }, { type: 'MessageEnd', loopId: this.loopId, message: result, timestamp: this.now() });
-      }
-      (result as LlmMessage).turnId = { loopId: this.loopId, turnIndex };
+  /** The tool results the stage handed on enter the context, in the order of the calls. */
+  private recordToolResults(): void {
+    const results = this.stagedResults;
+    if (!results) return;
+    this.stagedResults = undefined;
+    for (const result of results) {
       this.toolResults.push(result);
       this.record(result);
     }
     if (this.config.signal?.aborted) this.ended = 'aborted';
-    return missing;
   }
 
   private steeringCheck(): SteeringCheck {

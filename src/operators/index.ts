@@ -10,3 +10,4 @@ export * from './loop-state.js';
 export * from './compact-context.js';
 export * from './inject-queued.js';
 export * from './call-model.js';
+export * from './run-tool-calls.js';

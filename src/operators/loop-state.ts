@@ -1,6 +1,6 @@
 import type { OperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import type { AgentMessage, AssistantMessage, StopReason } from '../types/message.js';
+import type { AgentMessage, AssistantMessage, StopReason, ToolResultMessage } from '../types/message.js';
 import type { StreamRequest } from '../types/provider.js';
 
 /**
@@ -15,7 +15,7 @@ export interface LoopState {
   readonly messages: readonly AgentMessage[];
   /** Messages admitted (prompts, steering, follow-ups) and not yet added to the context. */
   readonly pending: readonly AgentMessage[];
-  /** The index of the next turn. */
+  /** The index of the turn in progress (0 before the first). */
   readonly turnIndex: number;
   /** Set once the run is over (a stage that sees it passes the state on untouched). */
   readonly ended?: StopReason;
@@ -27,6 +27,10 @@ export interface LoopState {
   readonly assistant?: AssistantMessage;
   /** How this turn's model call failed, when it did (after its retries). */
   readonly failure?: { readonly error: unknown };
+  /** This turn's tool results, in the order of the calls, once the tools have run. */
+  readonly toolResults?: readonly ToolResultMessage[];
+  /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
+  readonly stopRequested?: string;
 }
 
 /** What a stage emits: the events it caused, in order, then the state it leaves. */
