@@ -11,3 +11,6 @@ export * from './compact-context.js';
 export * from './inject-queued.js';
 export * from './call-model.js';
 export * from './run-tool-calls.js';
+export * from './turn-bounds.js';
+export * from './build-request.js';
+export * from './loop-stages.js';
