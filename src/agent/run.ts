@@ -1,5 +1,5 @@
 import {
-  asyncScheduler, catchError, filter, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
+  asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
   type MonoTypeOperatorFunction, type OperatorFunction, type SchedulerLike, type Subscription, tap, queueScheduler, repeat, scheduled, subscribeOn,
 } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
@@ -370,15 +370,13 @@ export class Run {
 
   /** Runs a stage on the run's state when reached: its events go out, the state it leaves is adopted. */
   private through$(stage: LoopStage): Observable<AgentEvent> {
-    return defer(() =>
-      of(this.snapshot()).pipe(
-        stage,
-        filter((out): out is AgentEvent => {
-          if (!isLoopState(out)) return true;
-          this.adopt(out);
-          return false;
-        }),
-      ),
+    // One observer that sorts events from the state: no extra operator hop for every delta.
+    return new Observable<AgentEvent>((subscriber) =>
+      stage(of(this.snapshot())).subscribe({
+        next: (out) => (isLoopState(out) ? this.adopt(out) : subscriber.next(out)),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      }),
     );
   }
 
