@@ -5,7 +5,7 @@ import {
 import type { AgentEvent } from '../types/events.js';
 import {
   type AgentMessage, type AssistantMessage, type LlmMessage, type Message, type StopReason, type ToolResultMessage,
-  isExtension, toLlmMessages, toolCallsOf,
+  isExtension, toolCallsOf,
 } from '../types/message.js';
 import type { Provider, StreamRequest } from '../types/provider.js';
 import {
@@ -31,6 +31,8 @@ import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
 import { checkPrompts } from './check-prompts.js';
 import { checkTools } from '../tools/check-tools.js';
+import { LlmViews } from './llm-views.js';
+import { NO_EVENTS, playStages, type Stage, toObservable } from './play-stages.js';
 
 const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
 
@@ -99,6 +101,8 @@ export class Run {
   }
 
   private readonly context: AgentContext;
+  /** What the provider sees of the context, converted once per message. */
+  private readonly llmViews = new LlmViews();
   /** The prompts as checked (`undefined` for a continuation). */
   private readonly prompts: readonly AgentMessage[] | undefined;
 
@@ -454,7 +458,7 @@ export class Run {
     const c = this.config;
     let llm: Message[];
     if (c.convertToLlm) llm = c.convertToLlm(messages === this.messages ? messages.slice() : messages);
-    else llm = messages === this.messages ? this.contextViews() : this.llmMessages(messages);
+    else llm = messages === this.messages ? this.llmViews.of(messages) : this.llmViews.each(messages);
     const request: StreamRequest = {
       model: c.model,
       systemPrompt: this.context.systemPrompt,
@@ -469,50 +473,6 @@ export class Run {
     if (c.temperature !== undefined) request.temperature = c.temperature;
     if (apiKey !== undefined) request.apiKey = apiKey;
     return request;
-  }
-
-  /** What the provider sees of each message, made once per message (`null`: not sent). */
-  private readonly llmViews = new WeakMap<AgentMessage, Message | null>();
-
-  /**
-   * `toLlmMessages`, remembering each message's view: messages are not changed once recorded, and
-   * converting the whole conversation again on every turn would make a long run quadratic.
-   */
-  private llmMessages(messages: readonly AgentMessage[]): Message[] {
-    const out: Message[] = [];
-    for (const m of messages) {
-      const view = this.viewOf(m);
-      if (view !== null) out.push(view);
-    }
-    return out;
-  }
-
-  private viewOf(message: AgentMessage): Message | null {
-    let view = this.llmViews.get(message);
-    if (view === undefined) {
-      view = llmView(message);
-      this.llmViews.set(message, view);
-    }
-    return view;
-  }
-
-  /**
-   * The views of `this.messages`, kept in step with it: the context only grows between turns, so
-   * each turn converts just the messages added since the last one and copies the rest. Compaction
-   * (a new array) and `replace` start it over.
-   */
-  private views: { of: AgentMessage[]; seen: number; list: Message[] } | undefined;
-
-  private contextViews(): Message[] {
-    const messages = this.messages;
-    if (this.views?.of !== messages) this.views = { of: messages, seen: 0, list: [] };
-    const views = this.views;
-    for (; views.seen < messages.length; views.seen++) {
-      // Each message is seen once here (no WeakMap entry: a table the GC must walk on every collection).
-      const view = llmView(messages[views.seen]!);
-      if (view !== null) views.list.push(view);
-    }
-    return views.list.slice();
   }
 
   // ---- the model call -----------------------------------------------------------------------
@@ -736,7 +696,7 @@ export class Run {
       const i = list.lastIndexOf(old);
       if (i >= 0) list[i] = next;
     }
-    this.views = undefined; // the context changed in place
+    this.llmViews.reset(); // the context changed in place
   }
 
   private turnEnd$(turnIndex: number): Stage {
@@ -825,103 +785,8 @@ export class Run {
   private readonly now = (): number => this.scheduler.now();
 }
 
-// ---- sequencing --------------------------------------------------------------------------------
-
-/**
- * What a stage of the run is, when it is reached: the events it has at once, an Observable for
- * work that takes time, or nothing (`undefined`).
- */
-type Stage = readonly AgentEvent[] | Observable<AgentEvent> | undefined;
-
-const NO_EVENTS: AgentEvent[] = [];
-
-/**
- * Plays the stages a generator yields, one after the other, as one Observable: `concat` of
- * `defer`s, with the generator's own code deciding what comes next. A stage is computed when the
- * one before it has completed (the spec's checkpoints read the run's state at that moment);
- * events a stage already has are emitted with no Observable made for them. A stage Observable
- * that fails is thrown into the generator at its `yield`, so `try { yield call$ } catch` is
- * `catchError`; uncaught, the error fails the run. A stage that completes synchronously
- * continues this loop instead of recursing, so a long synchronous run (scripted provider,
- * synchronous tools) does not grow the stack. Unsubscribing tears the current stage down and
- * closes the generator.
- */
-function playStages(stages: () => Generator<Stage, void, undefined>): Observable<AgentEvent> {
-  return new Observable<AgentEvent>((subscriber) => {
-    const generator = stages();
-    let inner: Subscription | undefined;
-    let looping = false;
-    let settledInLoop = false;
-    let failure: { error: unknown } | undefined; // how the last stage ended, when it failed
-    let computing = false; // the generator's own code is running (it cannot be closed then)
-    const nextStage = (): IteratorResult<Stage, void> => {
-      computing = true;
-      try {
-        if (!failure) return generator.next();
-        const { error } = failure;
-        failure = undefined;
-        return generator.throw(error);
-      } finally {
-        computing = false;
-      }
-    };
-    const fail = (error: unknown): void => {
-      failure = { error };
-      advance();
-    };
-    const advance = (): void => {
-      if (looping) {
-        settledInLoop = true;
-        return;
-      }
-      looping = true;
-      try {
-        while (!subscriber.closed) {
-          const next = nextStage();
-          if (next.done) return subscriber.complete();
-          const stage = next.value;
-          if (stage === undefined) continue;
-          if (isEvents(stage)) {
-            for (let i = 0; i < stage.length && !subscriber.closed; i++) subscriber.next(stage[i]!);
-            continue;
-          }
-          settledInLoop = false;
-          inner = stage.subscribe({ next: (e) => subscriber.next(e), complete: advance, error: fail });
-          // Still running: its completion (or failure) calls advance() again.
-          if (!settledInLoop) return;
-        }
-      } catch (e) {
-        // A stage that throws, or a failure the generator did not catch, fails the run.
-        subscriber.error(e);
-      } finally {
-        looping = false;
-      }
-    };
-    advance();
-    return () => {
-      inner?.unsubscribe();
-      if (!computing) generator.return();
-    };
-  });
-}
-
 /** Queued on the queue scheduler: within a running flush it waits for the current turn to unwind. */
 const nextTurnSignal = scheduled([true], queueScheduler);
-
-function isEvents(stage: readonly AgentEvent[] | Observable<AgentEvent>): stage is readonly AgentEvent[] {
-  return Array.isArray(stage);
-}
-
-function toObservable(stage: Stage): Observable<AgentEvent> {
-  if (stage === undefined) return EMPTY;
-  return isEvents(stage) ? from(stage) : stage;
-}
-
-/** What the provider sees of a message (`toLlmMessages` of one message); `null`: not sent. */
-function llmView(message: AgentMessage): Message | null {
-  if (message.role === 'extension') return null;
-  return message.turnId === undefined ? message : (toLlmMessages([message])[0] ?? null);
-}
 
 function queuedSize(source: MessageSource | undefined): number {
   return source instanceof MessageQueue ? source.size : 0;
