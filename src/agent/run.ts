@@ -1,5 +1,5 @@
 import {
-  asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
+  asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, Observable, of,
   type MonoTypeOperatorFunction, type OperatorFunction, type SchedulerLike, type Subscription, tap, queueScheduler, repeat, scheduled, subscribeOn,
 } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
@@ -9,19 +9,18 @@ import {
 } from '../types/message.js';
 import type { Provider, StreamRequest } from '../types/provider.js';
 import {
-  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
+  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
 import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import type { ToolDefinition } from '../types/tool.js';
 import { callHookSafely } from '../sources/hook-result.js';
-import { MessageQueue, type MessageSource, type QueuedMessage } from '../sources/queues.js';
+import type { QueuedMessage } from '../sources/queues.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
 import { compactContext } from '../operators/compact-context.js';
 import { injectQueued } from '../operators/inject-queued.js';
 import { isLoopState, type LoopStage, type LoopState } from '../operators/loop-state.js';
-import type { SteeringCheck } from '../operators/dispatch-tools.js';
 import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
@@ -32,9 +31,8 @@ import { checkLoopOptions } from './check-options.js';
 import { checkPrompts } from './check-prompts.js';
 import { checkTools } from '../tools/check-tools.js';
 import { LlmViews } from './llm-views.js';
+import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
 import { NO_EVENTS, playStages, type Stage, toObservable } from './play-stages.js';
-
-const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
 
 /**
  * The state of one run and the stages of its pipeline. `stages()` is the run's lifecycle written
@@ -60,7 +58,6 @@ export class Run {
   /** Messages added since the last model call, for pre-turn policies. */
   private fresh: AgentMessage[] = [];
   private pending: AgentMessage[] = [];
-  private readonly steeringBuffer: QueuedMessage[] = [];
   private readonly usage = Usage.empty();
   private turnIndex = 0;
   /** The turn in progress (0 before the first), as stages see it. */
@@ -98,9 +95,11 @@ export class Run {
     this.contextConfig = config.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...config.contextConfig } : undefined;
     this.messages = context.messages.slice();
     this.context = context;
+    this.steering = new SteeringInbox(config.steering, config.steeringPolicy);
   }
 
   private readonly context: AgentContext;
+  private readonly steering: SteeringInbox;
   /** What the provider sees of the context, converted once per message. */
   private readonly llmViews = new LlmViews();
   /** The prompts as checked (`undefined` for a continuation). */
@@ -599,7 +598,7 @@ export class Run {
       ...(c.hooks ? { hooks: c.hooks } : {}),
       preDispatch: c.policies?.preDispatch ?? [],
       // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
-      ...(c.steering ? { steering: this.steeringCheck() } : {}),
+      ...(c.steering ? { steering: this.steering.check() } : {}),
       ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
       ...(c.operators?.toolCalls ? { toolCalls: c.operators.toolCalls } : {}),
     });
@@ -618,36 +617,10 @@ export class Run {
     if (this.config.signal?.aborted) this.ended = 'aborted';
   }
 
-  private steeringCheck(): SteeringCheck {
-    const source = this.config.steering;
-    return {
-      pending: () => this.steeringPending(),
-      policy: () => this.steeringPolicy(),
-      arrivals$: source instanceof MessageQueue ? source.added$ : NEVER,
-    };
-  }
-
-  private steeringPending(): boolean {
-    const source = this.config.steering;
-    if (!source) return this.steeringBuffer.length > 0;
-    if (source instanceof MessageQueue) return source.size > 0 || this.steeringBuffer.length > 0;
-    this.steeringBuffer.push(...source().map((message) => ({ message })));
-    return this.steeringBuffer.length > 0;
-  }
-
-  /** The strongest policy any queued message asks for; the agent's policy when none asks. */
-  private steeringPolicy(): SteeringPolicy {
-    const source = this.config.steering;
-    const queued = [...this.steeringBuffer, ...(source instanceof MessageQueue ? source.peek() : [])];
-    let explicit: SteeringPolicy | undefined;
-    for (const q of queued) if (q.policy && (!explicit || POLICY_STRENGTH[q.policy] > POLICY_STRENGTH[explicit])) explicit = q.policy;
-    return explicit ?? this.config.steeringPolicy ?? 'skip';
-  }
-
   private pollSteering$(): Stage {
     // No source, nothing to poll: only a steering source ever fills the buffer.
     if (!this.config.steering || this.ended) return undefined;
-    const taken = [...this.steeringBuffer.splice(0), ...takeQueued(this.config.steering)];
+    const taken = this.steering.take();
     // One poll per turn start: a OneAtATime queue hands over one message per turn.
     if (taken.length > 0) this.polledThisTurn = true;
     return this.admit$(taken);
@@ -717,7 +690,7 @@ export class Run {
       this.ended = this.lastStopReason;
       return;
     }
-    if (this.toolResults.length > 0 || this.pending.length > 0 || this.steeringPending()) {
+    if (this.toolResults.length > 0 || this.pending.length > 0 || this.steering.pending()) {
       this.nextTurn = true;
       return;
     }
@@ -787,14 +760,3 @@ export class Run {
 
 /** Queued on the queue scheduler: within a running flush it waits for the current turn to unwind. */
 const nextTurnSignal = scheduled([true], queueScheduler);
-
-function queuedSize(source: MessageSource | undefined): number {
-  return source instanceof MessageQueue ? source.size : 0;
-}
-
-function takeQueued(source: MessageSource | undefined): QueuedMessage[] {
-  if (!source) return [];
-  if (source instanceof MessageQueue) return source.take();
-  return source().map((message) => ({ message }));
-}
-
