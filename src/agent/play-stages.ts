@@ -1,11 +1,15 @@
 import { EMPTY, from, Observable, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
+import { isLoopState, type LoopOutput, type LoopState } from '../operators/loop-state.js';
 
 /**
  * What a stage of the run is, when it is reached: the events it has at once, an Observable for
  * work that takes time, or nothing (`undefined`).
  */
-export type Stage = readonly AgentEvent[] | Observable<AgentEvent> | undefined;
+export type Stage = EventStage | Observable<LoopOutput>;
+
+/** A stage with events only (no loop state). */
+export type EventStage = readonly AgentEvent[] | Observable<AgentEvent> | undefined;
 
 export const NO_EVENTS: AgentEvent[] = [];
 
@@ -20,7 +24,7 @@ export const NO_EVENTS: AgentEvent[] = [];
  * synchronous tools) does not grow the stack. Unsubscribing tears the current stage down and
  * closes the generator.
  */
-export function playStages(stages: () => Generator<Stage, void, undefined>): Observable<AgentEvent> {
+export function playStages(stages: () => Generator<Stage, void, undefined>, onState: (state: LoopState) => void = noState): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {
     const generator = stages();
     let inner: Subscription | undefined;
@@ -60,7 +64,8 @@ export function playStages(stages: () => Generator<Stage, void, undefined>): Obs
             continue;
           }
           settledInLoop = false;
-          inner = stage.subscribe({ next: (e) => subscriber.next(e), complete: advance, error: fail });
+          // A loop stage's outputs: events go out, the state it leaves goes to `onState`.
+          inner = (stage as Observable<LoopOutput>).subscribe({ next: (e) => (isLoopState(e) ? onState(e) : subscriber.next(e)), complete: advance, error: fail });
           // Still running: its completion (or failure) calls advance() again.
           if (!settledInLoop) return;
         }
@@ -79,11 +84,15 @@ export function playStages(stages: () => Generator<Stage, void, undefined>): Obs
   });
 }
 
-export function isEvents(stage: readonly AgentEvent[] | Observable<AgentEvent>): stage is readonly AgentEvent[] {
+export function isEvents(stage: Exclude<Stage, undefined>): stage is readonly AgentEvent[] {
   return Array.isArray(stage);
 }
 
-export function toObservable(stage: Stage): Observable<AgentEvent> {
+export function toObservable(stage: EventStage): Observable<AgentEvent> {
   if (stage === undefined) return EMPTY;
   return isEvents(stage) ? from(stage) : stage;
+}
+
+function noState(state: LoopState): void {
+  throw new Error(`playStages: a stage left a state (loop ${state.loopId}) but the run takes none`);
 }

@@ -20,7 +20,7 @@ import type { QueuedMessage } from '../sources/queues.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
 import { compactContext } from '../operators/compact-context.js';
 import { injectQueued } from '../operators/inject-queued.js';
-import { isLoopState, type LoopStage, type LoopState } from '../operators/loop-state.js';
+import { isLoopState, type LoopOutput, type LoopStage, type LoopState } from '../operators/loop-state.js';
 import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
@@ -32,7 +32,7 @@ import { checkPrompts } from './check-prompts.js';
 import { checkTools } from '../tools/check-tools.js';
 import { LlmViews } from './llm-views.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
-import { NO_EVENTS, playStages, type Stage, toObservable } from './play-stages.js';
+import { type EventStage, NO_EVENTS, playStages, type Stage, toObservable } from './play-stages.js';
 
 /**
  * The state of one run and the stages of its pipeline. `stages()` is the run's lifecycle written
@@ -106,7 +106,7 @@ export class Run {
   private readonly prompts: readonly AgentMessage[] | undefined;
 
   events$(): Observable<AgentEvent> {
-    return playStages(() => this.stages());
+    return playStages(() => this.stages(), this.adoptState);
   }
 
   /** The run: before-loop hook, AgentStart, the prompts, turn after turn while there is work, AgentEnd. */
@@ -211,7 +211,7 @@ export class Run {
           onLimit: (reason) => this.limitReached$(reason),
         })
       : identity;
-    return playStages(() => this.turn()).pipe(
+    return playStages(() => this.turn(), this.adoptState).pipe(
       guard,
       repeat({ delay: () => (this.nextTurn && !this.ended ? nextTurnSignal : EMPTY) }),
       subscribeOn(queueScheduler),
@@ -335,7 +335,7 @@ export class Run {
   /** Compaction, pre-turn policies and transforms leave the request for the model call here. */
   private request: StreamRequest | undefined;
 
-  private compaction(reason: 'budget' | 'overflow'): Stage {
+  private compaction(reason: 'budget' | 'overflow'): EventStage {
     const cfg = this.contextConfig;
     return cfg ? this.through$(compactContext(cfg, { reason, scheduler: this.scheduler })) : undefined;
   }
@@ -370,6 +370,13 @@ export class Run {
 
   /** How the last model call failed (after its retries), until the turn settles it. */
   private failure: { readonly error: unknown } | undefined;
+
+  /** A stage on the run's state when reached, as a stage of `playStages` (which adopts the state it leaves). */
+  private direct$(stage: LoopStage): Observable<LoopOutput> {
+    return defer(() => stage(of(this.snapshot())));
+  }
+
+  private readonly adoptState = (state: LoopState): void => this.adopt(state);
 
   /** Runs a stage on the run's state when reached: its events go out, the state it leaves is adopted. */
   private through$(stage: LoopStage): Observable<AgentEvent> {
@@ -417,7 +424,7 @@ export class Run {
     return EMPTY;
   }
 
-  private buildRequest$(): Stage {
+  private buildRequest$(): EventStage {
     const c = this.config;
     if (!c.asyncTransformContext && !c.transformContext && !c.operators?.context && !c.getApiKey) {
       // Nothing to await or to guard against: build the request at once (every turn of a plain run).
@@ -483,26 +490,30 @@ export class Run {
    */
   private *modelCall(turnIndex: number): Generator<Stage, void, undefined> {
     if (this.ended || !this.request) return;
-    yield this.attempt$();
+    yield this.direct$(this.modelStage());
     const failure = this.failure;
     if (failure) yield this.recover$(failure.error);
     yield this.settle(turnIndex);
   }
 
-  private modelStage: LoopStage | undefined;
+  private modelStageMade: LoopStage | undefined;
 
   /** One provider call of the state's request, with retries, cut by abort, as message lifecycle events. */
   private attempt$(): Observable<AgentEvent> {
+    return this.through$(this.modelStage());
+  }
+
+  /** The `callModel` stage as this run configures it, made once. */
+  private modelStage(): LoopStage {
     const c = this.config;
-    this.modelStage ??= callModel({
+    return (this.modelStageMade ??= callModel({
       provider: this.provider,
       retry: c.retry === false ? NO_RETRY : (c.retry ?? {}),
       scheduler: this.scheduler,
       ...(c.random ? { random: c.random } : {}),
       ...(c.signal ? { signal: c.signal } : {}),
       ...(c.operators?.providerStream ? { providerStream: c.operators.providerStream } : {}),
-    });
-    return this.through$(this.modelStage);
+    }));
   }
 
   /** A failed call: one compaction-and-retry for a context overflow, else a failed turn that is kept. */
@@ -602,7 +613,7 @@ export class Run {
       ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
       ...(c.operators?.toolCalls ? { toolCalls: c.operators.toolCalls } : {}),
     });
-    return this.through$(this.toolStage);
+    return this.direct$(this.toolStage);
   }
 
   /** The tool results the stage handed on enter the context, in the order of the calls. */

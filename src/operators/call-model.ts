@@ -1,5 +1,5 @@
 import {
-  asyncScheduler, concatMap, identity, type MonoTypeOperatorFunction, NEVER, Observable, of, type OperatorFunction, type SchedulerLike,
+  asyncScheduler, identity, type MonoTypeOperatorFunction, NEVER, type OperatorFunction, type SchedulerLike,
   takeUntil,
 } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
@@ -11,7 +11,7 @@ import { callProvider } from './guard-provider-stream.js';
 import { retryBackoff } from './retry-backoff.js';
 import { type AttemptMark, markAttempt, resumeRetry } from './resume-retry.js';
 import { toMessageEvents } from './to-message-events.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { type LoopStage, type LoopState, stateByState } from './loop-state.js';
 
 export interface CallModelOptions {
   provider: Provider;
@@ -55,10 +55,13 @@ export function callModel(options: CallModelOptions): LoopStage {
   const retries = (options.retry?.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0;
   const abort$ = options.signal ? fromAbortSignal(options.signal) : NEVER;
   const now = (): number => scheduler.now();
-  return concatMap((state: LoopState) => {
+  return stateByState((state, subscriber, done) => {
     const request = state.request;
-    if (state.ended || !request) return of(state);
-    return new Observable<LoopOutput>((subscriber) => {
+    if (state.ended || !request) {
+      subscriber.next(state);
+      return done();
+    }
+    {
       let partial: AssistantMessage | undefined;
       let assistant: AssistantMessage | undefined;
       const settled = (failure?: { error: unknown }): LoopState => {
@@ -82,7 +85,7 @@ export function callModel(options: CallModelOptions): LoopStage {
         retries ? resumeRetry() : (identity as OperatorFunction<StreamEvent | AttemptMark, StreamEvent>),
         toMessageEvents({ loopId: state.loopId, now }),
       );
-      return stream$.subscribe({
+      const subscription = stream$.subscribe({
         next: (event: AgentEvent) => {
           if (event.type === 'MessageStart' || event.type === 'MessageUpdate' || event.type === 'MessageReset') partial = event.message as AssistantMessage;
           else if (event.type === 'MessageEnd') partial = assistant = event.message as AssistantMessage;
@@ -90,13 +93,14 @@ export function callModel(options: CallModelOptions): LoopStage {
         },
         error: (error: unknown) => {
           subscriber.next(settled({ error }));
-          subscriber.complete();
+          done();
         },
         complete: () => {
           subscriber.next(settled());
-          subscriber.complete();
+          done();
         },
       });
-    });
+      return () => subscription.unsubscribe();
+    }
   });
 }

@@ -1,4 +1,4 @@
-import type { OperatorFunction } from 'rxjs';
+import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage, AssistantMessage, StopReason, ToolResultMessage } from '../types/message.js';
 import type { StreamRequest } from '../types/provider.js';
@@ -51,4 +51,47 @@ export function loopState(loopId: string, messages: readonly AgentMessage[] = []
 /** Whether a stage's output is the state it leaves (rather than an event). */
 export function isLoopState(output: LoopOutput): output is LoopState {
   return output.type === 'LoopState';
+}
+
+/**
+ * Builds a stage that handles one state at a time (as `concatMap` does, states that arrive while
+ * one is in progress wait their turn), with the work for a state writing its outputs straight to
+ * the stage's subscriber: no inner subscriber per event. `work` calls `done()` once it has emitted
+ * the state it leaves, and returns its teardown.
+ */
+export function stateByState(work: (state: LoopState, out: Subscriber<LoopOutput>, done: () => void) => (() => void) | void): LoopStage {
+  return (states) =>
+    new Observable<LoopOutput>((out) => {
+      const waiting: LoopState[] = [];
+      let busy = false;
+      let sourceDone = false;
+      let teardown: (() => void) | void = undefined;
+      const start = (state: LoopState): void => {
+        busy = true;
+        let finished = false;
+        const done = (): void => {
+          if (finished) return;
+          finished = true;
+          busy = false;
+          teardown = undefined;
+          const next = waiting.shift();
+          if (next) start(next);
+          else if (sourceDone) out.complete();
+        };
+        const ownTeardown = work(state, out, done);
+        if (!finished) teardown = ownTeardown;
+      };
+      const subscription = states.subscribe({
+        next: (state) => (busy ? waiting.push(state) : start(state)),
+        error: (error: unknown) => out.error(error),
+        complete: () => {
+          sourceDone = true;
+          if (!busy) out.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        if (teardown) teardown();
+      };
+    });
 }
