@@ -61,46 +61,44 @@ export function callModel(options: CallModelOptions): LoopStage {
       subscriber.next(state);
       return done();
     }
-    {
-      let partial: AssistantMessage | undefined;
-      let assistant: AssistantMessage | undefined;
-      const settled = (failure?: { error: unknown }): LoopState => {
-        const { request: _sent, ...rest } = state;
-        const next: LoopState = { ...rest, ...(partial ? { partial } : {}), ...(assistant ? { assistant } : {}) };
-        return failure ? { ...next, failure } : next;
-      };
-      const stream$ = callProvider(options.provider, request, providerOptions).pipe(
-        options.providerStream ?? identity,
-        // With retries, each attempt is marked so that a retry resumes where the last one broke.
-        retries ? markAttempt<StreamEvent>() : (identity as OperatorFunction<StreamEvent, StreamEvent | AttemptMark>),
-        retryBackoff<StreamEvent | AttemptMark>(options.retry ?? {}, {
-          scheduler,
-          ...(options.random ? { random: options.random } : {}),
-          onRetry: (attempt, delayMs, error) =>
-            subscriber.next({
-              type: 'RetryScheduled', loopId: state.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: now(),
-            }),
-        }),
-        options.signal ? takeUntil<StreamEvent | AttemptMark>(abort$) : identity,
-        retries ? resumeRetry() : (identity as OperatorFunction<StreamEvent | AttemptMark, StreamEvent>),
-        toMessageEvents({ loopId: state.loopId, now }),
-      );
-      const subscription = stream$.subscribe({
-        next: (event: AgentEvent) => {
-          if (event.type === 'MessageStart' || event.type === 'MessageUpdate' || event.type === 'MessageReset') partial = event.message as AssistantMessage;
-          else if (event.type === 'MessageEnd') partial = assistant = event.message as AssistantMessage;
-          subscriber.next(event);
-        },
-        error: (error: unknown) => {
-          subscriber.next(settled({ error }));
-          done();
-        },
-        complete: () => {
-          subscriber.next(settled());
-          done();
-        },
-      });
-      return () => subscription.unsubscribe();
-    }
+    let partial: AssistantMessage | undefined;
+    let assistant: AssistantMessage | undefined;
+    const settled = (failure?: { error: unknown }): LoopState => {
+      const { request: _sent, ...rest } = state;
+      const next: LoopState = { ...rest, ...(partial ? { partial } : {}), ...(assistant ? { assistant } : {}) };
+      return failure ? { ...next, failure } : next;
+    };
+    const stream$ = callProvider(options.provider, request, providerOptions).pipe(
+      options.providerStream ?? identity,
+      // With retries, each attempt is marked so that a retry resumes where the last one broke.
+      retries ? markAttempt<StreamEvent>() : (identity as OperatorFunction<StreamEvent, StreamEvent | AttemptMark>),
+      retryBackoff<StreamEvent | AttemptMark>(options.retry ?? {}, {
+        scheduler,
+        ...(options.random ? { random: options.random } : {}),
+        onRetry: (attempt, delayMs, error) =>
+          subscriber.next({
+            type: 'RetryScheduled', loopId: state.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: now(),
+          }),
+      }),
+      options.signal ? takeUntil<StreamEvent | AttemptMark>(abort$) : identity,
+      retries ? resumeRetry() : (identity as OperatorFunction<StreamEvent | AttemptMark, StreamEvent>),
+      toMessageEvents({ loopId: state.loopId, now }),
+    );
+    const subscription = stream$.subscribe({
+      next: (event: AgentEvent) => {
+        if (event.type === 'MessageStart' || event.type === 'MessageUpdate' || event.type === 'MessageReset') partial = event.message as AssistantMessage;
+        else if (event.type === 'MessageEnd') partial = assistant = event.message as AssistantMessage;
+        subscriber.next(event);
+      },
+      error: (error: unknown) => {
+        subscriber.next(settled({ error }));
+        done();
+      },
+      complete: () => {
+        subscriber.next(settled());
+        done();
+      },
+    });
+    return () => subscription.unsubscribe();
   });
 }

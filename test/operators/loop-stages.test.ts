@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, map, Observable, type OperatorFunction, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { isLoopState, loopStages, loopState, repeatTurns, type LoopOutput, type LoopStage, type LoopState } from '../../src/operators/index.js';
+import { isLoopState, loopStages, loopState, repeatTurns, stateByState, type LoopOutput, type LoopStage, type LoopState } from '../../src/operators/index.js';
 
 const scheduler = (): TestScheduler => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
@@ -56,5 +56,39 @@ describe('repeatTurns', () => {
     const turns = 20_000;
     const last = await lastValueFrom(from([loopState('L')]).pipe(repeatTurns(marker('t', 1), { more: (s) => s.turnIndex < turns }), toArray()));
     expect(last.at(-1)).toMatchObject({ type: 'LoopState', turnIndex: turns });
+  });
+});
+
+describe('stateByState', () => {
+  /** Work that takes `ms` virtual ms per state, then leaves it with turnIndex + 1. */
+  const slowly = (ms: number, scheduler: TestScheduler, torndown: number[]): LoopStage =>
+    stateByState((state, out, done) => {
+      const id = scheduler.schedule(() => {
+        out.next({ type: 'HookError', loopId: state.loopId, hook: `h${state.turnIndex}`, message: '', timestamp: scheduler.now() });
+        out.next({ ...state, turnIndex: state.turnIndex + 1 });
+        done();
+      }, ms);
+      return () => {
+        id.unsubscribe();
+        torndown.push(state.turnIndex);
+      };
+    });
+
+  it('handles one state at a time: a state that arrives meanwhile waits its turn; completes after the last', () => {
+    const ts = scheduler();
+    ts.run(({ cold, expectObservable }) => {
+      const a = loopState('L');
+      const b = { ...a, turnIndex: 10 };
+      expectObservable(cold('ab|', { a, b }).pipe(slowly(5, ts, []), names)).toBe('-----(xy)-(zw|)', { x: 'h0', y: 's1', z: 'h10', w: 's11' });
+    });
+  });
+
+  it('unsubscribing tears down the work in progress', () => {
+    const ts = scheduler();
+    const torndown: number[] = [];
+    ts.run(({ cold, expectObservable }) => {
+      expectObservable(cold('a|', { a: loopState('L') }).pipe(slowly(5, ts, torndown), names), '--!').toBe('');
+    });
+    expect(torndown).toEqual([0]);
   });
 });
