@@ -1,46 +1,38 @@
 import {
-  asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, NEVER, Observable, of,
-  type MonoTypeOperatorFunction, type OperatorFunction, pipe, type SchedulerLike, type Subscriber, type Subscription, takeUntil, tap, queueScheduler, repeat, scheduled, subscribeOn,
+  asyncScheduler, catchError, concat, concatMap, defer, EMPTY, from, identity, ignoreElements, map, Observable, of,
+  type MonoTypeOperatorFunction, type OperatorFunction, type SchedulerLike, type Subscription, tap, queueScheduler, repeat, scheduled, subscribeOn,
 } from 'rxjs';
-// RxJS's own operator plumbing (public under `rxjs/internal/*`): a stage's events pass through an
-// OperatorSubscriber, one call per event instead of a SafeSubscriber and its observer wrapper.
-import { createOperatorSubscriber } from 'rxjs/internal/operators/OperatorSubscriber';
-import type { AgentEvent, CompactionEndEvent } from '../types/events.js';
+import type { AgentEvent } from '../types/events.js';
 import {
   type AgentMessage, type AssistantMessage, type LlmMessage, type Message, type StopReason, type ToolResultMessage,
-  isExtension, toLlmMessages, toolCallsOf,
+  isExtension, toolCallsOf,
 } from '../types/message.js';
-import type { ToolCall } from '../types/content.js';
-import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
+import type { Provider, StreamRequest } from '../types/provider.js';
 import {
-  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, DEFAULT_RETRY_CONFIG, NO_RETRY, type ContextConfig, type SteeringPolicy, type TurnTrigger,
+  DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
 import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import type { ToolDefinition } from '../types/tool.js';
 import { callHookSafely } from '../sources/hook-result.js';
-import { fromAbortSignal } from '../sources/cancellation.js';
-import { MessageQueue, type MessageSource, type QueuedMessage } from '../sources/queues.js';
-import { TOOL_TEXTS } from '../sources/tool-run.js';
+import type { QueuedMessage } from '../sources/queues.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
-import { effectiveBudget } from '../context/compaction.js';
-import { estimateContextTokens } from '../context/tokens.js';
-import { compact } from '../operators/compact.js';
-import { dispatchTools, type SteeringCheck } from '../operators/dispatch-tools.js';
+import { compactContext } from '../operators/compact-context.js';
+import { injectQueued } from '../operators/inject-queued.js';
+import { isLoopState, type LoopOutput, type LoopStage, type LoopState } from '../operators/loop-state.js';
+import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
-import { callProvider } from '../operators/guard-provider-stream.js';
-import { retryBackoff } from '../operators/retry-backoff.js';
-import { type AttemptMark, markAttempt, resumeRetry } from '../operators/resume-retry.js';
-import { toMessageEvents } from '../operators/to-message-events.js';
+import { callModel } from '../operators/call-model.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
 import { checkPrompts } from './check-prompts.js';
 import { checkTools } from '../tools/check-tools.js';
-
-const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
+import { LlmViews } from './llm-views.js';
+import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
+import { type EventStage, NO_EVENTS, playStages, type Stage, toObservable } from './play-stages.js';
 
 /**
  * The state of one run and the stages of its pipeline. `stages()` is the run's lifecycle written
@@ -54,8 +46,6 @@ const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, inte
 export class Run {
   private readonly scheduler: SchedulerLike;
   private readonly provider: Provider;
-  private readonly abort$: Observable<void>;
-  private readonly providerOptions: ProviderOptions;
   private readonly toolDefs: ToolDefinition[];
   private readonly contextConfig: ContextConfig | undefined;
   readonly loopId: string;
@@ -68,9 +58,10 @@ export class Run {
   /** Messages added since the last model call, for pre-turn policies. */
   private fresh: AgentMessage[] = [];
   private pending: AgentMessage[] = [];
-  private readonly steeringBuffer: QueuedMessage[] = [];
   private readonly usage = Usage.empty();
   private turnIndex = 0;
+  /** The turn in progress (0 before the first), as stages see it. */
+  private currentTurn = 0;
   private nextTurn = false;
   private ended: StopReason | undefined;
   private rejection: string | undefined;
@@ -100,20 +91,22 @@ export class Run {
     this.sessionId = context.sessionId ?? ids();
     this.loopId = context.loopId ?? ids();
     this.provider = config.provider ?? defaultProviderRegistry().resolve(config.model);
-    this.abort$ = config.signal ? fromAbortSignal(config.signal) : NEVER;
-    this.providerOptions = config.signal ? { signal: config.signal, scheduler: this.scheduler } : { scheduler: this.scheduler };
     this.toolDefs = context.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
     this.contextConfig = config.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...config.contextConfig } : undefined;
     this.messages = context.messages.slice();
     this.context = context;
+    this.steering = new SteeringInbox(config.steering, config.steeringPolicy);
   }
 
   private readonly context: AgentContext;
+  private readonly steering: SteeringInbox;
+  /** What the provider sees of the context, converted once per message. */
+  private readonly llmViews = new LlmViews();
   /** The prompts as checked (`undefined` for a continuation). */
   private readonly prompts: readonly AgentMessage[] | undefined;
 
   events$(): Observable<AgentEvent> {
-    return playStages(() => this.stages());
+    return playStages(() => this.stages(), this.adoptState);
   }
 
   /** The run: before-loop hook, AgentStart, the prompts, turn after turn while there is work, AgentEnd. */
@@ -219,7 +212,7 @@ export class Run {
           onLimit: (reason) => this.limitReached$(reason),
         })
       : identity;
-    return playStages(() => this.turn()).pipe(
+    return playStages(() => this.turn(), this.adoptState).pipe(
       guard,
       repeat({ delay: () => (this.nextTurn && !this.ended ? nextTurnSignal : EMPTY) }),
       subscribeOn(queueScheduler),
@@ -276,7 +269,8 @@ export class Run {
     yield this.preTurnPolicies$(turnIndex);
     if (!this.ended) yield this.buildRequest$();
     yield* this.modelCall(turnIndex);
-    yield this.tools$(turnIndex);
+    yield this.tools$();
+    this.recordToolResults();
     yield this.postTurn$(turnIndex);
     yield this.turnEnd$(turnIndex);
     yield* this.decideNext();
@@ -302,6 +296,7 @@ export class Run {
 
   private turnStart(): Stage {
     const turnIndex = this.turnIndex++;
+    this.currentTurn = turnIndex;
     this.assistant = undefined;
     this.partial = undefined;
     this.messageStarted = false;
@@ -341,31 +336,57 @@ export class Run {
   /** Compaction, pre-turn policies and transforms leave the request for the model call here. */
   private request: StreamRequest | undefined;
 
-  private compaction(reason: 'budget' | 'overflow'): Stage {
+  private compaction(reason: 'budget' | 'overflow'): EventStage {
     const cfg = this.contextConfig;
-    if (!cfg) return undefined;
-    const tokensBefore = estimateContextTokens(this.messages);
-    // After an overflow the estimate was wrong: aim well below what we sent.
-    const budget = reason === 'overflow' ? Math.min(effectiveBudget(cfg), Math.floor(tokensBefore * 0.6)) : effectiveBudget(cfg);
-    if (reason === 'budget' && tokensBefore <= budget) return undefined;
-    const messagesBefore = this.messages.length;
-    const startedAt = this.now();
-    return of(this.messages).pipe(
-      compact(cfg, { budget }),
-      concatMap((result) => {
-        this.messages = result.messages;
-        const end: CompactionEndEvent = {
-          type: 'CompactionEnd',
-          loopId: this.loopId,
-          tier: result.tier ?? 1,
-          tokensBefore: result.tokensBefore,
-          tokensAfter: result.tokensAfter,
-          messagesBefore,
-          messagesAfter: result.messages.length,
-          timestamp: this.now(),
-        };
-        const start: AgentEvent = { type: 'CompactionStart', loopId: this.loopId, reason, tokensBefore, timestamp: startedAt };
-        return from([start, end]);
+    return cfg ? this.through$(compactContext(cfg, { reason, scheduler: this.scheduler })) : undefined;
+  }
+
+  /** The run's state as a value, for a stage. */
+  private snapshot(): LoopState {
+    const state: LoopState = { type: 'LoopState', loopId: this.loopId, messages: this.messages, pending: this.pending, turnIndex: this.currentTurn };
+    return {
+      ...state,
+      ...(this.ended ? { ended: this.ended } : {}),
+      ...(this.request ? { request: this.request } : {}),
+      ...(this.partial ? { partial: this.partial } : {}),
+      ...(this.assistant ? { assistant: this.assistant } : {}),
+    };
+  }
+
+  /** Takes on the state a stage left (arrays it replaced are copied: the run still appends to its own). */
+  private adopt(state: LoopState): void {
+    if (state.messages !== this.messages) this.messages = state.messages.slice();
+    if (state.pending !== this.pending) this.pending = state.pending.slice();
+    this.request = state.request;
+    this.partial = state.partial;
+    if (state.partial) this.messageStarted = true;
+    this.assistant = state.assistant;
+    this.failure = state.failure;
+    this.stagedResults = state.toolResults;
+    if (state.stopRequested !== undefined) this.stopRequested = state.stopRequested;
+  }
+
+  /** Tool results the tool stage handed on, until the run records them. */
+  private stagedResults: readonly ToolResultMessage[] | undefined;
+
+  /** How the last model call failed (after its retries), until the turn settles it. */
+  private failure: { readonly error: unknown } | undefined;
+
+  /** A stage on the run's state when reached, as a stage of `playStages` (which adopts the state it leaves). */
+  private direct$(stage: LoopStage): Observable<LoopOutput> {
+    return defer(() => stage(of(this.snapshot())));
+  }
+
+  private readonly adoptState = (state: LoopState): void => this.adopt(state);
+
+  /** Runs a stage on the run's state when reached: its events go out, the state it leaves is adopted. */
+  private through$(stage: LoopStage): Observable<AgentEvent> {
+    // One observer that sorts events from the state: no extra operator hop for every delta.
+    return new Observable<AgentEvent>((subscriber) =>
+      stage(of(this.snapshot())).subscribe({
+        next: (out) => (isLoopState(out) ? this.adopt(out) : subscriber.next(out)),
+        error: (error: unknown) => subscriber.error(error),
+        complete: () => subscriber.complete(),
       }),
     );
   }
@@ -404,7 +425,7 @@ export class Run {
     return EMPTY;
   }
 
-  private buildRequest$(): Stage {
+  private buildRequest$(): EventStage {
     const c = this.config;
     if (!c.asyncTransformContext && !c.transformContext && !c.operators?.context && !c.getApiKey) {
       // Nothing to await or to guard against: build the request at once (every turn of a plain run).
@@ -444,7 +465,7 @@ export class Run {
     const c = this.config;
     let llm: Message[];
     if (c.convertToLlm) llm = c.convertToLlm(messages === this.messages ? messages.slice() : messages);
-    else llm = messages === this.messages ? this.contextViews() : this.llmMessages(messages);
+    else llm = messages === this.messages ? this.llmViews.of(messages) : this.llmViews.each(messages);
     const request: StreamRequest = {
       model: c.model,
       systemPrompt: this.context.systemPrompt,
@@ -461,115 +482,40 @@ export class Run {
     return request;
   }
 
-  /** What the provider sees of each message, made once per message (`null`: not sent). */
-  private readonly llmViews = new WeakMap<AgentMessage, Message | null>();
-
-  /**
-   * `toLlmMessages`, remembering each message's view: messages are not changed once recorded, and
-   * converting the whole conversation again on every turn would make a long run quadratic.
-   */
-  private llmMessages(messages: readonly AgentMessage[]): Message[] {
-    const out: Message[] = [];
-    for (const m of messages) {
-      const view = this.viewOf(m);
-      if (view !== null) out.push(view);
-    }
-    return out;
-  }
-
-  private viewOf(message: AgentMessage): Message | null {
-    let view = this.llmViews.get(message);
-    if (view === undefined) {
-      view = llmView(message);
-      this.llmViews.set(message, view);
-    }
-    return view;
-  }
-
-  /**
-   * The views of `this.messages`, kept in step with it: the context only grows between turns, so
-   * each turn converts just the messages added since the last one and copies the rest. Compaction
-   * (a new array) and `replace` start it over.
-   */
-  private views: { of: AgentMessage[]; seen: number; list: Message[] } | undefined;
-
-  private contextViews(): Message[] {
-    const messages = this.messages;
-    if (this.views?.of !== messages) this.views = { of: messages, seen: 0, list: [] };
-    const views = this.views;
-    for (; views.seen < messages.length; views.seen++) {
-      // Each message is seen once here (no WeakMap entry: a table the GC must walk on every collection).
-      const view = llmView(messages[views.seen]!);
-      if (view !== null) views.list.push(view);
-    }
-    return views.list.slice();
-  }
-
   // ---- the model call -----------------------------------------------------------------------
 
   /**
-   * The model call, then what settles the turn: a failure is recovered (a context overflow) or kept
-   * as an error turn, and an aborted or empty stream still leaves one assistant message.
+   * The model call (the `callModel` stage), then what settles the turn: a failure is recovered (a
+   * context overflow) or kept as an error turn, and an aborted or empty stream still leaves one
+   * assistant message.
    */
   private *modelCall(turnIndex: number): Generator<Stage, void, undefined> {
-    const request = this.request;
-    if (this.ended || !request) return;
-    try {
-      yield this.attempt$(request);
-    } catch (error) {
-      yield this.recover$(error);
-    }
+    if (this.ended || !this.request) return;
+    yield this.direct$(this.modelStage());
+    const failure = this.failure;
+    if (failure) yield this.recover$(failure.error);
     yield this.settle(turnIndex);
   }
 
-  /**
-   * One provider call with retries, cut by abort, as message lifecycle events. The events go
-   * straight to the subscriber: `toMessageEvents` reports the message's start and end to the run.
-   */
-  private attempt$(request: StreamRequest): Observable<AgentEvent> {
-    return new Observable<AgentEvent>((subscriber) => {
-      this.retries = subscriber;
-      return callProvider(this.provider, request, this.providerOptions).pipe(this.modelPipeline()).subscribe(subscriber);
-    });
+  private modelStageMade: LoopStage | undefined;
+
+  /** One provider call of the state's request, with retries, cut by abort, as message lifecycle events. */
+  private attempt$(): Observable<AgentEvent> {
+    return this.through$(this.modelStage());
   }
 
-  /** Where the RetryScheduled events of the call in progress go (one call at a time). */
-  private retries: Subscriber<AgentEvent> | undefined;
-  private modelOperators: OperatorFunction<StreamEvent, AgentEvent> | undefined;
-
-  /** What every provider stream of the run goes through, composed once per run rather than per call. */
-  private modelPipeline(): OperatorFunction<StreamEvent, AgentEvent> {
+  /** The `callModel` stage as this run configures it, made once. */
+  private modelStage(): LoopStage {
     const c = this.config;
-    const retry = c.retry === false ? NO_RETRY : (c.retry ?? {});
-    const retries = (retry.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0;
-    this.modelOperators ??= pipe(
-      c.operators?.providerStream ?? (identity as MonoTypeOperatorFunction<StreamEvent>),
-      // With retries, each attempt is marked so that a retry resumes where the last one broke.
-      retries ? markAttempt<StreamEvent>() : (identity as OperatorFunction<StreamEvent, StreamEvent | AttemptMark>),
-      retryBackoff<StreamEvent | AttemptMark>(retry, {
-        scheduler: this.scheduler,
-        ...(c.random ? { random: c.random } : {}),
-        onRetry: (attempt, delayMs, error) =>
-          this.retries?.next({
-            type: 'RetryScheduled', loopId: this.loopId, attempt, delayMs, errorKind: error.kind, errorMessage: error.message, timestamp: this.now(),
-          }),
-      }),
-      c.signal ? takeUntil<StreamEvent | AttemptMark>(this.abort$) : (identity as MonoTypeOperatorFunction<StreamEvent | AttemptMark>),
-      retries ? resumeRetry() : (identity as OperatorFunction<StreamEvent | AttemptMark, StreamEvent>),
-      toMessageEvents({ loopId: this.loopId, now: this.now, onPartial: this.onPartial, onEnd: this.onEnd }),
-    );
-    return this.modelOperators;
+    return (this.modelStageMade ??= callModel({
+      provider: this.provider,
+      retry: c.retry === false ? NO_RETRY : (c.retry ?? {}),
+      scheduler: this.scheduler,
+      ...(c.random ? { random: c.random } : {}),
+      ...(c.signal ? { signal: c.signal } : {}),
+      ...(c.operators?.providerStream ? { providerStream: c.operators.providerStream } : {}),
+    }));
   }
-
-  /** The message so far (for error and abort recovery); once there is one, its MessageStart is out. */
-  private readonly onPartial = (partial: AssistantMessage): void => {
-    this.partial = partial;
-    this.messageStarted = true;
-  };
-
-  private readonly onEnd = (message: AssistantMessage): void => {
-    this.assistant = message;
-  };
 
   /** A failed call: one compaction-and-retry for a context overflow, else a failed turn that is kept. */
   private recover$(error: unknown): Observable<AgentEvent> {
@@ -579,7 +525,8 @@ export class Run {
       return concat(
         defer(() => toObservable(this.compaction('overflow'))),
         defer(() => toObservable(this.buildRequest$())),
-        defer(() => this.attempt$(this.request!)),
+        this.attempt$(),
+        defer(() => (this.failure ? this.fail$(this.failure.error) : EMPTY)),
       ).pipe(catchError((again: unknown) => this.fail$(again)));
     }
     return this.fail$(error);
@@ -645,107 +592,47 @@ export class Run {
 
   // ---- tools --------------------------------------------------------------------------------
 
-  private tools$(turnIndex: number): Stage {
+  private toolStage: LoopStage | undefined;
+
+  /** The `runToolCalls` stage, when the assistant message calls tools. */
+  private tools$(): Stage {
     const assistant = this.assistant;
     if (!assistant || assistant.stopReason === 'error' || assistant.stopReason === 'guardRail') return undefined;
-    const calls = toolCallsOf(assistant);
-    if (calls.length === 0) return undefined;
-    // Truncation guard: arguments of a message cut off at `length` are never "repaired" and run.
-    const truncated = assistant.stopReason === 'length';
-    const dispatched$ = from(calls).pipe(truncated ? identity : (this.config.operators?.toolCalls ?? identity), this.dispatcher(truncated));
-    // `tap` (note each result) and `concat` (collect them in call order) in one subscriber.
-    return new Observable<AgentEvent>((subscriber) => {
-      const results = new Map<string, ToolResultMessage>();
-      dispatched$.subscribe(
-        createOperatorSubscriber(
-          subscriber,
-          (e: AgentEvent) => {
-            if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
-            subscriber.next(e);
-          },
-          () => {
-            for (const e of this.collectResults(calls, results, turnIndex)) subscriber.next(e);
-            subscriber.complete();
-          },
-        ),
-      );
-    });
-  }
-
-  private readonly dispatchers: { plain?: OperatorFunction<ToolCall, AgentEvent>; truncated?: OperatorFunction<ToolCall, AgentEvent> } = {};
-
-  /** `dispatchTools` as this run configures it, made once (and once more for a truncated message). */
-  private dispatcher(truncated: boolean): OperatorFunction<ToolCall, AgentEvent> {
+    if (toolCallsOf(assistant).length === 0) return undefined;
     const c = this.config;
-    const make = (): OperatorFunction<ToolCall, AgentEvent> =>
-      dispatchTools({
-        tools: this.context.tools,
-        loopId: this.loopId,
-        strategy: c.toolExecution ?? 'parallel',
-        scheduler: this.scheduler,
-        now: this.now,
-        ...(c.toolTimeoutMs !== undefined ? { timeoutMs: c.toolTimeoutMs } : {}),
-        ...(c.signal ? { signal: c.signal } : {}),
-        ...(c.hooks ? { hooks: c.hooks } : {}),
-        preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (c.policies?.preDispatch ?? []),
-        messages: () => this.messages,
-        // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
-        ...(c.steering ? { steering: this.steeringCheck() } : {}),
-        ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
-        onStop: (reason) => (this.stopRequested = reason),
-        onInject: (messages) => this.pending.push(...messages),
-      });
-    return truncated ? (this.dispatchers.truncated ??= make()) : (this.dispatchers.plain ??= make());
+    this.toolStage ??= runToolCalls({
+      tools: this.context.tools,
+      strategy: c.toolExecution ?? 'parallel',
+      scheduler: this.scheduler,
+      now: this.now,
+      ...(c.toolTimeoutMs !== undefined ? { timeoutMs: c.toolTimeoutMs } : {}),
+      ...(c.signal ? { signal: c.signal } : {}),
+      ...(c.hooks ? { hooks: c.hooks } : {}),
+      preDispatch: c.policies?.preDispatch ?? [],
+      // Without a steering source nothing can arrive: no checkpoints or interrupt wiring to pay for on every call.
+      ...(c.steering ? { steering: this.steering.check() } : {}),
+      ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
+      ...(c.operators?.toolCalls ? { toolCalls: c.operators.toolCalls } : {}),
+    });
+    return this.direct$(this.toolStage);
   }
 
-  /** Tool results enter the context in the order of the calls, whatever order they finished in. */
-  private collectResults(calls: ToolCall[], results: Map<string, ToolResultMessage>, turnIndex: number): AgentEvent[] {
-    const missing: AgentEvent[] = [];
-    for (const call of calls) {
-      let result = results.get(call.id);
-      if (!result) {
-        // A user `toolCalls` stage dropped it: the model still needs an answer to every call.
-        result = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'Tool call was dropped before dispatch.' }], isError: true, timestamp: this.now() };
-        missing.push({ type: 'MessageStart', loopId: this.loopId, message: result, timestamp: this.now() }, { type: 'MessageEnd', loopId: this.loopId, message: result, timestamp: this.now() });
-      }
-      (result as LlmMessage).turnId = { loopId: this.loopId, turnIndex };
+  /** The tool results the stage handed on enter the context, in the order of the calls. */
+  private recordToolResults(): void {
+    const results = this.stagedResults;
+    if (!results) return;
+    this.stagedResults = undefined;
+    for (const result of results) {
       this.toolResults.push(result);
       this.record(result);
     }
     if (this.config.signal?.aborted) this.ended = 'aborted';
-    return missing;
-  }
-
-  private steeringCheck(): SteeringCheck {
-    const source = this.config.steering;
-    return {
-      pending: () => this.steeringPending(),
-      policy: () => this.steeringPolicy(),
-      arrivals$: source instanceof MessageQueue ? source.added$ : NEVER,
-    };
-  }
-
-  private steeringPending(): boolean {
-    const source = this.config.steering;
-    if (!source) return this.steeringBuffer.length > 0;
-    if (source instanceof MessageQueue) return source.size > 0 || this.steeringBuffer.length > 0;
-    this.steeringBuffer.push(...source().map((message) => ({ message })));
-    return this.steeringBuffer.length > 0;
-  }
-
-  /** The strongest policy any queued message asks for; the agent's policy when none asks. */
-  private steeringPolicy(): SteeringPolicy {
-    const source = this.config.steering;
-    const queued = [...this.steeringBuffer, ...(source instanceof MessageQueue ? source.peek() : [])];
-    let explicit: SteeringPolicy | undefined;
-    for (const q of queued) if (q.policy && (!explicit || POLICY_STRENGTH[q.policy] > POLICY_STRENGTH[explicit])) explicit = q.policy;
-    return explicit ?? this.config.steeringPolicy ?? 'skip';
   }
 
   private pollSteering$(): Stage {
     // No source, nothing to poll: only a steering source ever fills the buffer.
     if (!this.config.steering || this.ended) return undefined;
-    const taken = [...this.steeringBuffer.splice(0), ...takeQueued(this.config.steering)];
+    const taken = this.steering.take();
     // One poll per turn start: a OneAtATime queue hands over one message per turn.
     if (taken.length > 0) this.polledThisTurn = true;
     return this.admit$(taken);
@@ -755,21 +642,7 @@ export class Run {
   private admit$(queued: QueuedMessage[]): Stage {
     if (queued.length === 0) return undefined;
     const messages = queued.map((q) => q.message);
-    const filters = this.config.inputFilters ?? [];
-    if (filters.length === 0) {
-      this.pending.push(...messages);
-      return undefined;
-    }
-    return from(messages).pipe(
-      concatMap((m) => of([m]).pipe(filterInput(filters))),
-      concatMap((verdict) => {
-        if (verdict.action === 'pass') {
-          this.pending.push(...verdict.messages);
-          return EMPTY;
-        }
-        return of<AgentEvent>({ type: 'InputRejected', loopId: this.loopId, reason: verdict.reason, timestamp: this.now() });
-      }),
-    );
+    return this.through$(injectQueued(() => messages, { filters: this.config.inputFilters ?? [], scheduler: this.scheduler }));
   }
 
   // ---- after the tools ----------------------------------------------------------------------
@@ -808,7 +681,7 @@ export class Run {
       const i = list.lastIndexOf(old);
       if (i >= 0) list[i] = next;
     }
-    this.views = undefined; // the context changed in place
+    this.llmViews.reset(); // the context changed in place
   }
 
   private turnEnd$(turnIndex: number): Stage {
@@ -829,7 +702,7 @@ export class Run {
       this.ended = this.lastStopReason;
       return;
     }
-    if (this.toolResults.length > 0 || this.pending.length > 0 || this.steeringPending()) {
+    if (this.toolResults.length > 0 || this.pending.length > 0 || this.steering.pending()) {
       this.nextTurn = true;
       return;
     }
@@ -897,111 +770,5 @@ export class Run {
   private readonly now = (): number => this.scheduler.now();
 }
 
-// ---- sequencing --------------------------------------------------------------------------------
-
-/**
- * What a stage of the run is, when it is reached: the events it has at once, an Observable for
- * work that takes time, or nothing (`undefined`).
- */
-type Stage = readonly AgentEvent[] | Observable<AgentEvent> | undefined;
-
-const NO_EVENTS: AgentEvent[] = [];
-
-/**
- * Plays the stages a generator yields, one after the other, as one Observable: `concat` of
- * `defer`s, with the generator's own code deciding what comes next. A stage is computed when the
- * one before it has completed (the spec's checkpoints read the run's state at that moment);
- * events a stage already has are emitted with no Observable made for them. A stage Observable
- * that fails is thrown into the generator at its `yield`, so `try { yield call$ } catch` is
- * `catchError`; uncaught, the error fails the run. A stage that completes synchronously
- * continues this loop instead of recursing, so a long synchronous run (scripted provider,
- * synchronous tools) does not grow the stack. Unsubscribing tears the current stage down and
- * closes the generator.
- */
-function playStages(stages: () => Generator<Stage, void, undefined>): Observable<AgentEvent> {
-  return new Observable<AgentEvent>((subscriber) => {
-    const generator = stages();
-    let inner: Subscription | undefined;
-    let looping = false;
-    let settledInLoop = false;
-    let failure: { error: unknown } | undefined; // how the last stage ended, when it failed
-    let computing = false; // the generator's own code is running (it cannot be closed then)
-    const nextStage = (): IteratorResult<Stage, void> => {
-      computing = true;
-      try {
-        if (!failure) return generator.next();
-        const { error } = failure;
-        failure = undefined;
-        return generator.throw(error);
-      } finally {
-        computing = false;
-      }
-    };
-    const fail = (error: unknown): void => {
-      failure = { error };
-      advance();
-    };
-    const advance = (): void => {
-      if (looping) {
-        settledInLoop = true;
-        return;
-      }
-      looping = true;
-      try {
-        while (!subscriber.closed) {
-          const next = nextStage();
-          if (next.done) return subscriber.complete();
-          const stage = next.value;
-          if (stage === undefined) continue;
-          if (isEvents(stage)) {
-            for (let i = 0; i < stage.length && !subscriber.closed; i++) subscriber.next(stage[i]!);
-            continue;
-          }
-          settledInLoop = false;
-          inner = stage.subscribe(createOperatorSubscriber(subscriber, undefined, advance, fail));
-          // Still running: its completion (or failure) calls advance() again.
-          if (!settledInLoop) return;
-        }
-      } catch (e) {
-        // A stage that throws, or a failure the generator did not catch, fails the run.
-        subscriber.error(e);
-      } finally {
-        looping = false;
-      }
-    };
-    advance();
-    return () => {
-      inner?.unsubscribe();
-      if (!computing) generator.return();
-    };
-  });
-}
-
 /** Queued on the queue scheduler: within a running flush it waits for the current turn to unwind. */
 const nextTurnSignal = scheduled([true], queueScheduler);
-
-function isEvents(stage: readonly AgentEvent[] | Observable<AgentEvent>): stage is readonly AgentEvent[] {
-  return Array.isArray(stage);
-}
-
-function toObservable(stage: Stage): Observable<AgentEvent> {
-  if (stage === undefined) return EMPTY;
-  return isEvents(stage) ? from(stage) : stage;
-}
-
-/** What the provider sees of a message (`toLlmMessages` of one message); `null`: not sent. */
-function llmView(message: AgentMessage): Message | null {
-  if (message.role === 'extension') return null;
-  return message.turnId === undefined ? message : (toLlmMessages([message])[0] ?? null);
-}
-
-function queuedSize(source: MessageSource | undefined): number {
-  return source instanceof MessageQueue ? source.size : 0;
-}
-
-function takeQueued(source: MessageSource | undefined): QueuedMessage[] {
-  if (!source) return [];
-  if (source instanceof MessageQueue) return source.take();
-  return source().map((message) => ({ message }));
-}
-

@@ -1,0 +1,61 @@
+import { NEVER } from 'rxjs';
+import type { SteeringPolicy } from '../types/config.js';
+import { MessageQueue, type MessageSource, type QueuedMessage } from '../sources/queues.js';
+import type { SteeringCheck } from '../operators/dispatch-tools.js';
+
+const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
+
+/**
+ * A run's steering source, as its checkpoints read it: whether anything is queued, which policy is
+ * in force, and taking what is queued. A function source is asked once per look; what it handed
+ * over waits in a buffer until taken.
+ */
+export class SteeringInbox {
+  private readonly buffer: QueuedMessage[] = [];
+
+  constructor(
+    private readonly source: MessageSource | undefined,
+    private readonly defaultPolicy: SteeringPolicy = 'skip',
+  ) {}
+
+  /** Is a steering message waiting? */
+  pending(): boolean {
+    const source = this.source;
+    if (!source) return this.buffer.length > 0;
+    if (source instanceof MessageQueue) return source.size > 0 || this.buffer.length > 0;
+    this.buffer.push(...source().map((message) => ({ message })));
+    return this.buffer.length > 0;
+  }
+
+  /** The strongest policy any queued message asks for; the agent's policy when none asks. */
+  policy(): SteeringPolicy {
+    const source = this.source;
+    const queued = [...this.buffer, ...(source instanceof MessageQueue ? source.peek() : [])];
+    let explicit: SteeringPolicy | undefined;
+    for (const q of queued) if (q.policy && (!explicit || POLICY_STRENGTH[q.policy] > POLICY_STRENGTH[explicit])) explicit = q.policy;
+    return explicit ?? this.defaultPolicy;
+  }
+
+  /** Everything queued now (the buffer first). */
+  take(): QueuedMessage[] {
+    return [...this.buffer.splice(0), ...takeQueued(this.source)];
+  }
+
+  /** What `dispatchTools` reads at its checkpoints. */
+  check(): SteeringCheck {
+    const source = this.source;
+    return { pending: () => this.pending(), policy: () => this.policy(), arrivals$: source instanceof MessageQueue ? source.added$ : NEVER };
+  }
+}
+
+/** How many messages a queue holds (a function source: 0, it cannot be asked without taking). */
+export function queuedSize(source: MessageSource | undefined): number {
+  return source instanceof MessageQueue ? source.size : 0;
+}
+
+/** Takes what a source has queued now. */
+export function takeQueued(source: MessageSource | undefined): QueuedMessage[] {
+  if (!source) return [];
+  if (source instanceof MessageQueue) return source.take();
+  return source().map((message) => ({ message }));
+}

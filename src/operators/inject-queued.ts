@@ -1,0 +1,65 @@
+import { asyncScheduler, concat, concatMap, defer, EMPTY, from, map, of, type Observable, type SchedulerLike } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import type { AgentMessage } from '../types/message.js';
+import type { InputFilter } from '../types/hooks.js';
+import { filterInput } from './filter-input.js';
+import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+
+export interface InjectQueuedOptions {
+  /** Checked on every queued user message; a rejected message is announced (`InputRejected`) and dropped. */
+  filters?: readonly InputFilter[];
+  /** Clock for the events' timestamps (default asyncScheduler). */
+  scheduler?: SchedulerLike;
+}
+
+/**
+ * The loop's "inject queued input" stage: when a state arrives, takes what is queued (steering,
+ * follow-ups: `take` is called then, which is the spec's checkpoint) and appends it to the state's
+ * `pending` messages, each user message through the input filters one at a time. A rejected
+ * message is dropped and announced with `InputRejected`; the others still go in. A state whose run
+ * has ended passes through and nothing is taken.
+ *
+ * Contract: per input state, one `InputRejected` per refused message, then the state with the
+ * admitted messages appended to `pending` (the same state when nothing was queued).
+ *
+ * ```
+ * take:     a, then b x           (x: refused by a filter)
+ * source:   --s-----t--|
+ * injectQueued(take, { filters })
+ * output:   --s'----(rt')--|      (s': pending + a, r: InputRejected, t': pending + b)
+ * ```
+ *
+ * @example
+ * const steering = new MessageQueue();
+ * of(state).pipe(injectQueued(() => steering.take().map((q) => q.message), { filters: [noSecrets] }));
+ */
+export function injectQueued(take: () => readonly AgentMessage[], options: InjectQueuedOptions = {}): LoopStage {
+  const filters = options.filters ?? [];
+  const scheduler = options.scheduler ?? asyncScheduler;
+  if (filters.length === 0) {
+    return map((state: LoopState) => {
+      if (state.ended) return state;
+      const taken = take();
+      return taken.length === 0 ? state : { ...state, pending: [...state.pending, ...taken] };
+    });
+  }
+  return concatMap((state: LoopState) =>
+    defer((): Observable<LoopOutput> => {
+      if (state.ended) return of(state);
+      const taken = take();
+      if (taken.length === 0) return of(state);
+      const admitted: AgentMessage[] = [];
+      const verdicts$ = from(taken).pipe(
+        concatMap((message) => of([message]).pipe(filterInput(filters))),
+        concatMap((verdict): Observable<AgentEvent> => {
+          if (verdict.action === 'pass') {
+            admitted.push(...verdict.messages);
+            return EMPTY;
+          }
+          return of({ type: 'InputRejected', loopId: state.loopId, reason: verdict.reason, timestamp: scheduler.now() });
+        }),
+      );
+      return concat(verdicts$, defer(() => of({ ...state, pending: [...state.pending, ...admitted] })));
+    }),
+  );
+}

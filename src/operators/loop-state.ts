@@ -1,0 +1,97 @@
+import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import type { AgentMessage, AssistantMessage, StopReason, ToolResultMessage } from '../types/message.js';
+import type { StreamRequest } from '../types/provider.js';
+
+/**
+ * The loop's state as a value, handed from stage to stage. A stage never changes the value it is
+ * given: it emits a new one (`{ ...state, messages }`), so anything that kept the old value still
+ * sees what it saw.
+ */
+export interface LoopState {
+  readonly type: 'LoopState';
+  readonly loopId: string;
+  /** The working context: history plus what the run added (compaction may replace it). */
+  readonly messages: readonly AgentMessage[];
+  /** Messages admitted (prompts, steering, follow-ups) and not yet added to the context. */
+  readonly pending: readonly AgentMessage[];
+  /** The index of the turn in progress (0 before the first). */
+  readonly turnIndex: number;
+  /** Set once the run is over (a stage that sees it passes the state on untouched). */
+  readonly ended?: StopReason;
+  /** The request for this turn's model call, once it is built. */
+  readonly request?: StreamRequest;
+  /** This turn's assistant message as far as it streamed (its MessageStart is out once set). */
+  readonly partial?: AssistantMessage;
+  /** This turn's final assistant message, once the model call delivered one. */
+  readonly assistant?: AssistantMessage;
+  /** How this turn's model call failed, when it did (after its retries). */
+  readonly failure?: { readonly error: unknown };
+  /** This turn's tool results, in the order of the calls, once the tools have run. */
+  readonly toolResults?: readonly ToolResultMessage[];
+  /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
+  readonly stopRequested?: string;
+}
+
+/** What a stage emits: the events it caused, in order, then the state it leaves. */
+export type LoopOutput = AgentEvent | LoopState;
+
+/**
+ * A stage of the loop. Its contract: for each state it receives, it emits zero or more
+ * `AgentEvent`s and then exactly one `LoopState` (the last value for that input), and it does
+ * not change the state it was given.
+ */
+export type LoopStage = OperatorFunction<LoopState, LoopOutput>;
+
+/** A fresh state: nothing pending, turn 0, not ended. */
+export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = []): LoopState {
+  return { type: 'LoopState', loopId, messages, pending, turnIndex: 0 };
+}
+
+/** Whether a stage's output is the state it leaves (rather than an event). */
+export function isLoopState(output: LoopOutput): output is LoopState {
+  return output.type === 'LoopState';
+}
+
+/**
+ * Builds a stage that handles one state at a time (as `concatMap` does, states that arrive while
+ * one is in progress wait their turn), with the work for a state writing its outputs straight to
+ * the stage's subscriber: no inner subscriber per event. `work` calls `done()` once it has emitted
+ * the state it leaves, and returns its teardown.
+ */
+export function stateByState(work: (state: LoopState, out: Subscriber<LoopOutput>, done: () => void) => (() => void) | void): LoopStage {
+  return (states) =>
+    new Observable<LoopOutput>((out) => {
+      const waiting: LoopState[] = [];
+      let busy = false;
+      let sourceDone = false;
+      let teardown: (() => void) | void = undefined;
+      const start = (state: LoopState): void => {
+        busy = true;
+        let finished = false;
+        const done = (): void => {
+          if (finished) return;
+          finished = true;
+          busy = false;
+          teardown = undefined;
+          const next = waiting.shift();
+          if (next) start(next);
+          else if (sourceDone) out.complete();
+        };
+        const ownTeardown = work(state, out, done);
+        if (!finished) teardown = ownTeardown;
+      };
+      const subscription = states.subscribe({
+        next: (state) => (busy ? waiting.push(state) : start(state)),
+        error: (error: unknown) => out.error(error),
+        complete: () => {
+          sourceDone = true;
+          if (!busy) out.complete();
+        },
+      });
+      return () => {
+        subscription.unsubscribe();
+        if (teardown) teardown();
+      };
+    });
+}

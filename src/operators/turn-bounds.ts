@@ -1,0 +1,81 @@
+import { asyncScheduler, concatMap, from, of, type SchedulerLike } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import { type AgentMessage, type LlmMessage, isExtension } from '../types/message.js';
+import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+
+export interface TurnBoundsOptions {
+  /** Clock for the events' timestamps (default asyncScheduler). */
+  scheduler?: SchedulerLike;
+}
+
+/**
+ * Opens a turn: `TurnStart`, then the state's `pending` messages enter the context (each tagged
+ * with the turn and announced with MessageStart / MessageEnd), and last turn's model call and tool
+ * results are cleared. A state whose run has ended passes through untouched.
+ *
+ * Contract: per input state, TurnStart and a MessageStart/MessageEnd pair per pending message, then
+ * the state with `pending` moved into `messages` and `request`, `partial`, `assistant`, `failure`,
+ * `toolResults` and `stopRequested` cleared.
+ *
+ * ```
+ * source:   --s--------|          (s: turnIndex 0, one pending prompt p)
+ * startTurn()
+ * output:   --(tabs')--|          (t: TurnStart 0, a/b: MessageStart/End of p, s': messages + p)
+ * ```
+ *
+ * @example
+ * of(loopState('loop-1', [], [userMessage('hi')])).pipe(startTurn()).subscribe(console.log);
+ */
+export function startTurn(options: TurnBoundsOptions = {}): LoopStage {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  return concatMap((state: LoopState) => {
+    if (state.ended) return of(state);
+    const { loopId, turnIndex } = state;
+    const timestamp = scheduler.now();
+    const out: LoopOutput[] = [{ type: 'TurnStart', loopId, turnIndex, timestamp, triggeredBy: turnIndex === 0 ? 'user' : 'continuation' }];
+    const added: AgentMessage[] = [];
+    for (const m of state.pending) {
+      const stored = isExtension(m) ? m : ({ ...m, turnId: { loopId, turnIndex } } as LlmMessage);
+      added.push(stored);
+      out.push({ type: 'MessageStart', loopId, message: stored, timestamp }, { type: 'MessageEnd', loopId, message: stored, timestamp });
+    }
+    const { request: _r, partial: _p, assistant: _a, failure: _f, toolResults: _t, stopRequested: _s, ...kept } = state;
+    out.push({ ...kept, messages: added.length > 0 ? [...state.messages, ...added] : state.messages, pending: [] });
+    return from(out);
+  });
+}
+
+/**
+ * Closes a turn: the assistant message and the tool results enter the context, `TurnEnd` is
+ * emitted, and the turn index moves on. The run ends (`ended`) when the message ended in `error`,
+ * `aborted` or `guardRail`, when a stage asked to stop (`stopRequested`), or when the model call
+ * failed with no message. A state with no assistant message and no failure passes through.
+ *
+ * Contract: per input state, TurnEnd, then the state with `messages` extended, `turnIndex` + 1 and
+ * `ended` set as above; `toolResults` stay, so that the next stage can see whether the model must
+ * be called again.
+ *
+ * ```
+ * source:   --s-------|           (s: an assistant message and its tool results)
+ * endTurn()
+ * output:   --(es')---|           (e: TurnEnd, s': messages + message + results, turnIndex + 1)
+ * ```
+ *
+ * @example
+ * state$.pipe(loopStages(startTurn(), buildRequest(request), callModel({ provider }), runToolCalls({ tools }), endTurn()));
+ */
+export function endTurn(options: TurnBoundsOptions = {}): LoopStage {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  return concatMap((state: LoopState) => {
+    const message = state.assistant;
+    if (!message) return of<LoopState>(state.failure && !state.ended ? { ...state, ended: 'error' } : state);
+    const { loopId, turnIndex } = state;
+    const stored = { ...message, turnId: { loopId, turnIndex } };
+    const toolResults = state.toolResults ?? [];
+    const stop = message.stopReason === 'error' || message.stopReason === 'aborted' || message.stopReason === 'guardRail';
+    const ended = state.ended ?? (stop || state.stopRequested !== undefined ? message.stopReason : undefined);
+    const end: AgentEvent = { type: 'TurnEnd', loopId, turnIndex, message: stored, usage: message.usage, timestamp: scheduler.now(), toolResults: [...toolResults] };
+    const next: LoopState = { ...state, assistant: stored, messages: [...state.messages, stored, ...toolResults], turnIndex: turnIndex + 1 };
+    return from<LoopOutput[]>([end, ended ? { ...next, ended } : next]);
+  });
+}
