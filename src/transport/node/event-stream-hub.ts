@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { headerOf, readBody, sendJson } from './http-io.js';
 import { asyncScheduler, map, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../../types/events.js';
 import { parseRunCommand, type RunCommand } from '../commands.js';
@@ -201,31 +202,6 @@ function controlFor(controls: RunControls, command: RunCommand): (() => void) | 
   }
 }
 
-function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) }).end(body);
-}
-
-function headerOf(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
-function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        reject(new Error(`the command body is over ${limit} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 const defaultId = (): string => globalThis.crypto.randomUUID();
 
