@@ -1,10 +1,8 @@
-import { asyncScheduler, defer, finalize, type MonoTypeOperatorFunction, type Observable, type SchedulerLike, Subject, tap, filter } from 'rxjs';
+import { asyncScheduler, defer, finalize, type Observable, type SchedulerLike, Subject, tap } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, userMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
-import type { AnyTool } from '../types/tool.js';
-import type { ContinuationKind, QueueMode, SteeringPolicy } from '../types/config.js';
-import type { InputFilter, LoopHooks, PostLoopPolicy, PostTurnPolicy, PreDispatchPolicy, PreTurnPolicy } from '../types/hooks.js';
+import type { ContinuationKind, SteeringPolicy } from '../types/config.js';
 import { AgentError } from '../types/errors.js';
 import { parseMessagesJson } from '../types/schemas.js';
 import { MessageQueue } from '../sources/queues.js';
@@ -20,28 +18,12 @@ import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js'
 import { runText, textStream } from './run-text.js';
 import { shareRun, TranscriptStore } from './agent-state.js';
 import type { Transcript } from '../view/transcript-state.js';
+import { AgentBuilder } from './agent-builder.js';
+import type { BasicAgentOptions } from './agent-builder.js';
+import { addMcpServerHttp, addMcpServerStdio, addOpenApiFile, addOpenApiSpec, addOpenApiUrl } from './agent-integrations.js';
+import type { AddTools } from './agent-integrations.js';
 
-// Node-only integrations, loaded through variable specifiers so that browser bundlers of
-// `phi-rx` do not pull them (and their Node built-ins) in.
-const MCP_MODULE: string = '../mcp/index.js';
-const OPENAPI_MODULE: string = '../openapi/index.js';
-const loadMcp = () => import(/* @vite-ignore */ MCP_MODULE) as Promise<typeof import('../mcp/index.js')>;
-const loadOpenApi = () => import(/* @vite-ignore */ OPENAPI_MODULE) as Promise<typeof import('../openapi/index.js')>;
-
-/** Loop options a BasicAgent passes to every run (the agent owns signal, steering and follow-ups). */
-export type AgentRunOptions = Omit<AgentLoopConfig, 'signal' | 'steering' | 'followUp' | 'model'>;
-
-export interface BasicAgentOptions extends AgentRunOptions {
-  model: ModelConfig;
-  systemPrompt?: string;
-  tools?: readonly AnyTool[];
-  steeringMode?: QueueMode;
-  followUpMode?: QueueMode;
-  agentId?: string;
-  sessionId?: string;
-  /** Traces every run (`new AgentTracing()` from `phi-rx/otel`, or anything with a `trace()` operator). */
-  tracing?: { trace(): MonoTypeOperatorFunction<AgentEvent> };
-}
+export type { AgentRunOptions, BasicAgentOptions } from './agent-builder.js';
 
 export type PromptInput = string | AgentMessage | readonly AgentMessage[];
 export type ContinueKindName = 'default' | 'rerun' | 'branch';
@@ -58,9 +40,7 @@ export type ContinueKindName = 'default' | 'rerun' | 'branch';
  * agent.events$.subscribe(render);
  * const answer = await agent.run('What is 2+2?');
  */
-export class BasicAgent {
-  private options: BasicAgentOptions;
-  private tools: AnyTool[];
+export class BasicAgent extends AgentBuilder {
   private conversation: AgentMessage[] = [];
   private readonly steering: MessageQueue;
   private readonly followUps: MessageQueue;
@@ -87,9 +67,7 @@ export class BasicAgent {
   }
 
   constructor(options: BasicAgentOptions) {
-    this.options = { ...options };
-    this.tools = [...(options.tools ?? [])];
-    this.assertUniqueTools(this.tools);
+    super(options);
     this.ids = options.ids ?? defaultIds;
     this.scheduler = options.scheduler ?? asyncScheduler;
     this.agentId = options.agentId ?? this.ids();
@@ -109,150 +87,35 @@ export class BasicAgent {
   get sessionId(): string {
     return this.currentSessionId;
   }
-  get model(): ModelConfig {
-    return this.options.model;
-  }
-  get systemPrompt(): string {
-    return this.options.systemPrompt ?? '';
-  }
-  get toolList(): readonly AnyTool[] {
-    return this.tools;
-  }
-
-  // ---- builder --------------------------------------------------------------------------------
-
-  withTools(...tools: AnyTool[]): this {
-    const next = [...this.tools, ...tools];
-    this.assertUniqueTools(next);
-    this.tools = next;
-    return this;
-  }
-  withoutTool(name: string): this {
-    this.tools = this.tools.filter((t) => t.name !== name);
-    return this;
-  }
-  withSystemPrompt(systemPrompt: string): this {
-    this.options.systemPrompt = systemPrompt;
-    return this;
-  }
-  /** Appends text to the system prompt (skills indexes, house rules). */
-  appendSystemPrompt(text: string): this {
-    this.options.systemPrompt = this.systemPrompt ? `${this.systemPrompt}\n\n${text}` : text;
-    return this;
-  }
-  /**
-   * Appends a skills index (`SkillSet.formatForPrompt()` from `phi-rx/tools`) to the system prompt,
-   * per the AgentSkills standard. Takes anything that renders itself for a prompt.
-   */
-  withSkills(skills: { formatForPrompt(): string }): this {
-    const index = skills.formatForPrompt();
-    return index ? this.appendSystemPrompt(index) : this;
-  }
-  withModel(model: ModelConfig): this {
-    this.options.model = model;
-    return this;
-  }
-  with(options: Partial<AgentRunOptions>): this {
-    this.options = { ...this.options, ...options };
-    return this;
-  }
-  withInputFilter(filter: InputFilter): this {
-    this.options.inputFilters = [...(this.options.inputFilters ?? []), filter];
-    return this;
-  }
-  withPreTurnPolicy(policy: PreTurnPolicy): this {
-    return this.addPolicy('preTurn', policy);
-  }
-  withPreDispatchPolicy(policy: PreDispatchPolicy): this {
-    return this.addPolicy('preDispatch', policy);
-  }
-  withPostTurnPolicy(policy: PostTurnPolicy): this {
-    return this.addPolicy('postTurn', policy);
-  }
-  withPostLoopPolicy(policy: PostLoopPolicy): this {
-    return this.addPolicy('postLoop', policy);
-  }
-  withSteeringPolicy(policy: SteeringPolicy): this {
-    this.options.steeringPolicy = policy;
-    return this;
-  }
-  withHooks(hooks: LoopHooks): this {
-    this.options.hooks = { ...this.options.hooks, ...hooks };
-    return this;
-  }
-
-  onBeforeLoop(fn: NonNullable<LoopHooks['beforeLoop']>): this {
-    return this.withHooks({ beforeLoop: fn });
-  }
-  onAfterLoop(fn: NonNullable<LoopHooks['afterLoop']>): this {
-    return this.withHooks({ afterLoop: fn });
-  }
-  onBeforeTurn(fn: NonNullable<LoopHooks['beforeTurn']>): this {
-    return this.withHooks({ beforeTurn: fn });
-  }
-  onAfterTurn(fn: NonNullable<LoopHooks['afterTurn']>): this {
-    return this.withHooks({ afterTurn: fn });
-  }
-  onError(fn: NonNullable<LoopHooks['onError']>): this {
-    return this.withHooks({ onError: fn });
-  }
-  onBeforeToolExecution(fn: NonNullable<LoopHooks['beforeToolExecution']>): this {
-    return this.withHooks({ beforeToolExecution: fn });
-  }
-  onAfterToolExecution(fn: NonNullable<LoopHooks['afterToolExecution']>): this {
-    return this.withHooks({ afterToolExecution: fn });
-  }
-  onBeforeToolExecutionUpdate(fn: NonNullable<LoopHooks['beforeToolExecutionUpdate']>): this {
-    return this.withHooks({ beforeToolExecutionUpdate: fn });
-  }
-  onAfterToolExecutionUpdate(fn: NonNullable<LoopHooks['afterToolExecutionUpdate']>): this {
-    return this.withHooks({ afterToolExecutionUpdate: fn });
-  }
 
   // ---- integrations (loaded on first use, so `import 'phi-rx'` stays light) ---------------------
 
   /** Spawns an MCP server (env passed explicitly) and adds its tools. Keep the connection to `close()` it. */
   async withMcpServerStdio(params: McpStdioParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    const { connectMcpStdio } = await loadMcp();
-    return this.addMcpTools(await connectMcpStdio(params), tools);
+    return addMcpServerStdio(this.addTools, params, tools);
   }
 
   /** Connects to an MCP server over Streamable HTTP (falling back to SSE) and adds its tools. */
   async withMcpServerHttp(params: McpHttpParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    const { connectMcpHttp } = await loadMcp();
-    return this.addMcpTools(await connectMcpHttp(params), tools);
+    return addMcpServerHttp(this.addTools, params, tools);
   }
 
   /** One tool per operation of an OpenAPI spec file (JSON or YAML). Returns the warnings too. */
   async withOpenApiFile(file: string, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromFile } = await loadOpenApi();
-    return this.addOpenApiTools(await openApiToolsFromFile(file, config, filter));
+    return addOpenApiFile(this.addTools, file, config, filter);
   }
 
   async withOpenApiUrl(url: string | URL, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromUrl } = await loadOpenApi();
-    return this.addOpenApiTools(await openApiToolsFromUrl(url, config, filter));
+    return addOpenApiUrl(this.addTools, url, config, filter);
   }
 
   async withOpenApiSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    const { openApiToolsFromSpec } = await loadOpenApi();
-    return this.addOpenApiTools(await openApiToolsFromSpec(spec, config, filter));
+    return addOpenApiSpec(this.addTools, spec, config, filter);
   }
 
-  private async addMcpTools(connection: McpConnection, options: McpToolsOptions): Promise<McpConnection> {
-    try {
-      this.withTools(...(await connection.tools(options)));
-      return connection;
-    } catch (e) {
-      await connection.close();
-      throw e;
-    }
-  }
-
-  private addOpenApiTools(loaded: OpenApiTools): OpenApiTools {
-    this.withTools(...loaded.tools);
-    return loaded;
-  }
+  private readonly addTools: AddTools = (tools) => {
+    this.withTools(...tools);
+  };
 
   // ---- runs -----------------------------------------------------------------------------------
 
@@ -490,23 +353,6 @@ export class BasicAgent {
     }
   }
 
-  private assertUniqueTools(tools: readonly AnyTool[]): void {
-    const seen = new Set<string>();
-    for (const t of tools) {
-      if (seen.has(t.name)) throw new AgentError('InvalidConfig', `Duplicate tool name "${t.name}": tool names must be unique.`);
-      seen.add(t.name);
-    }
-  }
-
-  private addPolicy<K extends 'preTurn' | 'preDispatch' | 'postTurn' | 'postLoop'>(
-    slot: K,
-    policy: NonNullable<NonNullable<AgentLoopConfig['policies']>[K]>[number],
-  ): this {
-    const policies = { ...this.options.policies };
-    (policies[slot] as unknown[]) = [...((policies[slot] as unknown[] | undefined) ?? []), policy];
-    this.options.policies = policies;
-    return this;
-  }
 }
 
 function toMessages(input: PromptInput, now: number): AgentMessage[] {

@@ -1,21 +1,16 @@
 import { BehaviorSubject, Observable, Subject, catchError, defer, map, merge, of, takeWhile, throwError, timer } from 'rxjs';
 import type { SchedulerLike } from 'rxjs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { httpFailure, isAuthFailure, isClientError } from './http-status.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { httpFailure, isAuthFailure } from './http-status.js';
 import { ErrorCode, LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { McpImplementation, McpToolInfo } from './types.js';
 import { ToolError, errorMessage } from '../types/errors.js';
-import { isFinalToolResult, toolProgress } from '../types/tool.js';
-import type { JsonSchema, Tool, ToolContext, ToolEmission, ToolResult } from '../types/tool.js';
-import { toToolResult } from './content.js';
-import type { McpCallResult } from './content.js';
+import { isFinalToolResult } from '../types/tool.js';
+import type { Tool, ToolContext, ToolEmission, ToolResult } from '../types/tool.js';
 import { McpConnectionError } from './errors.js';
-import { ProgressRouter } from './progress-router.js';
-import { StdioProcessTransport, describeExit } from './stdio-transport.js';
+import { httpOpener, stdioOpener } from './session.js';
+import type { Opener, Session } from './session.js';
+import { errorResult, requestTool, toolParameters } from './tool-call.js';
 import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 
 import { DEFAULT_MCP_TIMEOUT_MS } from './connect.js';
@@ -23,10 +18,6 @@ import { DEFAULT_MCP_TIMEOUT_MS } from './connect.js';
 /** `tools/list` pages followed before giving up on a server that never stops paging. */
 const MAX_TOOL_PAGES = 1000;
 
-/** The SDK's own request timer is left idle (2^31-1 ms) so that our scheduler-driven one decides. */
-const SDK_TIMEOUT_DISABLED = 2_147_483_647;
-
-const CLIENT_INFO: McpImplementation = { name: 'phi-rx', version: '0.1.0' };
 
 export type McpConnectionStatus = 'connecting' | 'connected' | 'disconnected' | 'closed';
 
@@ -124,32 +115,7 @@ export interface McpConnection extends AsyncDisposable {
  */
 export async function connectMcpStdio(params: McpStdioParams): Promise<McpConnection> {
   const fallbackName = params.name ?? params.command;
-  const open: Opener = async () => {
-    const transport = new StdioProcessTransport({
-      command: params.command,
-      args: params.args ?? [],
-      env: params.env ?? {},
-      cwd: params.cwd,
-      onStderr: params.onStderr,
-      scheduler: params.scheduler,
-    });
-    const describe = (): string => {
-      const why = transport.exit ? describeExit(transport.exit) : 'connection closed';
-      const stderr = transport.stderr;
-      return stderr ? `${why}; stderr: ${lastChars(stderr, 500)}` : why;
-    };
-    try {
-      return await openSession(params, transport, 'stdio', describe);
-    } catch (error) {
-      await transport.close().catch(() => undefined);
-      throw new McpConnectionError(
-        fallbackName,
-        `Could not start MCP server ${fallbackName} (${[params.command, ...(params.args ?? [])].join(' ')}): ${errorMessage(error)}${transport.exit ? ` (${describe()})` : ''}`,
-        { cause: error },
-      );
-    }
-  };
-  return McpConnectionImpl.open(params, fallbackName, open);
+  return McpConnectionImpl.open(params, fallbackName, stdioOpener(params, fallbackName));
 }
 
 /**
@@ -163,53 +129,8 @@ export async function connectMcpStdio(params: McpStdioParams): Promise<McpConnec
 export async function connectMcpHttp(params: McpHttpParams): Promise<McpConnection> {
   const url = new URL(params.url);
   const fallbackName = params.name ?? url.host;
-  const requestInit: RequestInit = { headers: { ...params.headers } };
-  const mode = params.transport ?? 'auto';
-  const fail = (how: string, error: unknown) =>
-    new McpConnectionError(fallbackName, `Could not connect to MCP server ${fallbackName} at ${url.origin}${url.pathname} over ${how}: ${httpFailure(error)}`, { cause: error });
-
-  const describe = () => 'connection closed';
-  const open: Opener = async () => {
-    if (mode !== 'sse') {
-      try {
-        return await openSession(params, new StreamableHTTPClientTransport(url, { requestInit }), 'streamableHttp', describe);
-      } catch (error) {
-        // 401/403 is an answer about credentials, not "not this protocol": no SSE fallback.
-        if (mode === 'streamableHttp' || !isClientError(error) || isAuthFailure(error)) throw fail('Streamable HTTP', error);
-      }
-    }
-    try {
-      return await openSession(params, new SSEClientTransport(url, { requestInit }), 'sse', describe);
-    } catch (error) {
-      throw fail(mode === 'sse' ? 'SSE' : 'Streamable HTTP (4xx) nor SSE', error);
-    }
-  };
-  return McpConnectionImpl.open(params, fallbackName, open);
+  return McpConnectionImpl.open(params, fallbackName, httpOpener(params, url, fallbackName));
 }
-
-/** `initialize` over a fresh Client; on failure the client (and with it the transport) is closed. */
-async function openSession(options: McpConnectOptions, transport: Transport, kind: McpTransportKind, describeDisconnect: () => string): Promise<Session> {
-  const client = new Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} });
-  const progress = new ProgressRouter();
-  progress.attach(transport);
-  try {
-    await client.connect(transport, { timeout: options.timeoutMs ?? DEFAULT_MCP_TIMEOUT_MS });
-  } catch (error) {
-    await client.close().catch(() => undefined);
-    throw error;
-  }
-  return { client, progress, kind, describeDisconnect };
-}
-
-interface Session {
-  client: Client;
-  progress: ProgressRouter;
-  kind: McpTransportKind;
-  /** Why this session ended, for error results ("exited with code 3; stderr: ..."). */
-  describeDisconnect(): string;
-}
-
-type Opener = () => Promise<Session>;
 
 class McpConnectionImpl implements McpConnection {
   private session: Session | undefined;
@@ -436,59 +357,4 @@ class McpConnectionImpl implements McpConnection {
     if (isAuthFailure(error)) return of(errorResult(`MCP server ${this.name} refused ${toolName}: ${httpFailure(error)}; check the credentials`));
     return of(errorResult(`MCP server ${this.name} could not be reached to run ${toolName} (${httpFailure(error)}); call reconnect() once it is back`));
   }
-}
-
-/** `tools/call` as an Observable: progress notifications as they arrive, then the result. */
-function requestTool(session: Session, name: string, args: Record<string, unknown>, signal: AbortSignal): Observable<ToolEmission> {
-  return new Observable<ToolEmission>((subscriber) => {
-    const controller = new AbortController();
-    const progress = session.progress.register((p) => subscriber.next(toolProgress(describeProgress(p))));
-    let settled = false;
-    const forwardAbort = () => controller.abort(signal.reason);
-    if (signal.aborted) forwardAbort();
-    else signal.addEventListener('abort', forwardAbort, { once: true });
-    session.client
-      .callTool({ name, arguments: args, _meta: { progressToken: progress.token } }, undefined, {
-        signal: controller.signal,
-        timeout: SDK_TIMEOUT_DISABLED,
-      })
-      .then(
-        (result) => {
-          settled = true;
-          subscriber.next(toToolResult(result as McpCallResult));
-          subscriber.complete();
-        },
-        (error: unknown) => {
-          settled = true;
-          subscriber.error(error);
-        },
-      );
-    return () => {
-      progress.unregister();
-      signal.removeEventListener('abort', forwardAbort);
-      // Only an unfinished request is cancelled; the SDK would otherwise notify the server about a finished one.
-      if (!settled) controller.abort(new Error('tool call no longer awaited'));
-    };
-  });
-}
-
-function describeProgress(progress: Progress): string {
-  const amount = progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`;
-  return progress.message ? `${progress.message} (${amount})` : `progress ${amount}`;
-}
-
-function errorResult(text: string, details?: Record<string, unknown>): ToolResult {
-  const result: ToolResult = { content: [{ type: 'text', text }], isError: true };
-  if (details) result.details = details;
-  return result;
-}
-
-/** The server's input schema minus `$schema`, which some providers reject. */
-function toolParameters(schema: McpToolInfo['inputSchema']): JsonSchema {
-  const { $schema: _dropped, ...rest } = schema as JsonSchema;
-  return { ...rest, type: 'object' };
-}
-
-function lastChars(text: string, n: number): string {
-  return text.length <= n ? text : `...${text.slice(-n)}`;
 }
