@@ -25,6 +25,7 @@ import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
+import { failureText, isCut, settleCall } from '../operators/settle-call.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
@@ -300,6 +301,7 @@ export class Run {
     this.assistant = undefined;
     this.partial = undefined;
     this.messageStarted = false;
+    this.failure = undefined;
     this.toolResults = [];
     return [{ type: 'TurnStart', loopId: this.loopId, turnIndex, timestamp: this.now(), triggeredBy: this.triggerFor(turnIndex) }];
   }
@@ -350,6 +352,7 @@ export class Run {
       ...(this.request ? { request: this.request } : {}),
       ...(this.partial ? { partial: this.partial } : {}),
       ...(this.assistant ? { assistant: this.assistant } : {}),
+      ...(this.failure ? { failure: this.failure } : {}),
     };
   }
 
@@ -533,30 +536,38 @@ export class Run {
   }
 
   private fail$(error: unknown): Observable<AgentEvent> {
-    if (this.config.signal?.aborted || (isProviderError(error) && error.kind === 'cancelled')) return EMPTY; // settle$ closes it as aborted
-    const text = isProviderError(error) ? `${error.kind}: ${error.message}` : errorMessage(error);
-    const message = this.closedPartial('error', text);
-    this.assistant = message;
-    const onError = this.config.hooks?.onError;
-    return concat(
-      from(this.finalMessage(message)),
-      onError ? this.hook$('onError', () => onError(text, error), undefined, () => undefined) : EMPTY,
-    );
+    if (isCut(error, this.config.signal)) return EMPTY; // settle closes it as aborted
+    return defer(() => {
+      this.failure = { error };
+      const onError = this.config.hooks?.onError;
+      return concat(
+        this.through$(this.settleStage()),
+        onError ? defer(() => this.hook$('onError', () => onError(failureText(error), error), undefined, () => undefined)) : EMPTY,
+      );
+    });
+  }
+
+  private settleStageMade: LoopStage | undefined;
+
+  /** The `settleCall` stage as this run configures it, made once. */
+  private settleStage(): LoopStage {
+    const c = this.config;
+    return (this.settleStageMade ??= settleCall({ model: c.model, scheduler: this.scheduler, ...(c.signal ? { signal: c.signal } : {}) }));
   }
 
   /** After the call: an aborted or empty stream still leaves exactly one assistant message. */
-  private settle(turnIndex: number): AgentEvent[] {
+  private settle(turnIndex: number): Stage {
     if (this.assistant) {
       this.recordAssistant(this.assistant, turnIndex);
       return NO_EVENTS;
     }
-    const aborted = this.config.signal?.aborted === true;
-    const message = aborted
-      ? this.closedPartial('aborted', 'Aborted by the caller.')
-      : this.closedPartial('error', 'other: the provider stream completed without a final message');
-    this.assistant = message;
-    this.recordAssistant(message, turnIndex);
-    return this.finalMessage(message);
+    return concat(
+      this.through$(this.settleStage()),
+      defer(() => {
+        this.recordAssistant(this.assistant!, turnIndex);
+        return EMPTY;
+      }),
+    );
   }
 
   private recordAssistant(message: AssistantMessage, turnIndex: number): void {
@@ -565,29 +576,6 @@ export class Run {
     Usage.accumulate(this.usage, message.usage);
     this.lastStopReason = message.stopReason;
     if (message.stopReason === 'error' || message.stopReason === 'aborted') this.ended = message.stopReason;
-  }
-
-  /** The partial so far, closed: text and thinking kept, half-streamed tool calls dropped. */
-  private closedPartial(stopReason: StopReason, errorText: string): AssistantMessage {
-    const p = this.partial;
-    return {
-      role: 'assistant',
-      content: p ? p.content.filter((c) => c.type !== 'toolCall') : [],
-      stopReason,
-      model: p?.model ?? this.config.model.id,
-      provider: p?.provider ?? this.config.model.provider,
-      usage: p ? { ...p.usage } : Usage.empty(),
-      timestamp: p?.timestamp ?? this.now(),
-      errorMessage: errorText,
-    };
-  }
-
-  private finalMessage(message: AssistantMessage): AgentEvent[] {
-    const events: AgentEvent[] = [];
-    if (!this.messageStarted) events.push({ type: 'MessageStart', loopId: this.loopId, message, timestamp: this.now() });
-    this.messageStarted = true;
-    events.push({ type: 'MessageEnd', loopId: this.loopId, message, timestamp: this.now() });
-    return events;
   }
 
   // ---- tools --------------------------------------------------------------------------------
