@@ -12,7 +12,7 @@ import {
   DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
-import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
+import type { HookResult, PolicyVerdict } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import type { ToolDefinition } from '../types/tool.js';
 import { callHookSafely } from '../sources/hook-result.js';
@@ -26,6 +26,7 @@ import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
 import { failureText, isCut, settleCall } from '../operators/settle-call.js';
+import { postTurnPolicies } from '../operators/post-turn-policies.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
@@ -272,7 +273,7 @@ export class Run {
     yield* this.modelCall(turnIndex);
     yield this.tools$();
     this.recordToolResults();
-    yield this.postTurn$(turnIndex);
+    yield this.postTurn$();
     yield this.turnEnd$(turnIndex);
     yield* this.decideNext();
   }
@@ -383,10 +384,10 @@ export class Run {
   private readonly adoptState = (state: LoopState): void => this.adopt(state);
 
   /** Runs a stage on the run's state when reached: its events go out, the state it leaves is adopted. */
-  private through$(stage: LoopStage): Observable<AgentEvent> {
+  private through$(stage: LoopStage, state: () => LoopState = () => this.snapshot()): Observable<AgentEvent> {
     // One observer that sorts events from the state: no extra operator hop for every delta.
     return new Observable<AgentEvent>((subscriber) =>
-      stage(of(this.snapshot())).subscribe({
+      stage(of(state())).subscribe({
         next: (out) => (isLoopState(out) ? this.adopt(out) : subscriber.next(out)),
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
@@ -635,41 +636,27 @@ export class Run {
 
   // ---- after the tools ----------------------------------------------------------------------
 
-  private postTurn$(turnIndex: number): Stage {
+  private postTurnStage: LoopStage | undefined;
+
+  /** The `postTurnPolicies` stage on the turn's message and results; a replaced message is replaced in the run's records too. */
+  private postTurn$(): Stage {
     const policies = this.config.policies?.postTurn ?? [];
     if (policies.length === 0) return undefined;
-    return from(policies).pipe(
-      concatMap((policy) =>
-        defer(() => {
-          const message = this.assistant;
-          if (!message || this.stopRequested) return EMPTY;
-          const ctx = { message, toolResults: this.toolResults, messages: this.messages, turnIndex };
-          return this.hook$('postTurn', () => policy(ctx), { action: 'continue' } as PostTurnVerdict, () => undefined, (v) => this.applyPostTurn$(v));
-        }),
-      ),
+    this.postTurnStage ??= postTurnPolicies(policies, { scheduler: this.scheduler });
+    const before = this.assistant;
+    return concat(
+      this.through$(this.postTurnStage, () => ({ ...this.snapshot(), toolResults: this.toolResults })),
+      defer(() => {
+        this.stagedResults = undefined; // already recorded
+        const after = this.assistant;
+        if (before && after && after !== before) {
+          const i = this.newMessages.lastIndexOf(before);
+          if (i >= 0) this.newMessages[i] = after;
+          this.llmViews.reset(); // the context changed in place
+        }
+        return EMPTY;
+      }),
     );
-  }
-
-  private applyPostTurn$(verdict: PostTurnVerdict): Observable<AgentEvent> {
-    if (verdict.action === 'stop') this.stopRequested = verdict.reason;
-    if (verdict.action !== 'inject' || !this.assistant) return EMPTY;
-    const current = this.assistant;
-    const signature = (m: AssistantMessage): string => toolCallsOf(m).map((c) => `${c.id}:${c.name}`).join(',');
-    if (signature(verdict.message) !== signature(current)) {
-      return of(this.hookError('postTurn', 'an Inject verdict may replace the assistant message but not add or drop tool calls; kept the original'));
-    }
-    const replacement = { ...verdict.message, turnId: (current as LlmMessage).turnId } as AssistantMessage;
-    this.replace(current, replacement);
-    this.assistant = replacement;
-    return EMPTY;
-  }
-
-  private replace(old: AgentMessage, next: AgentMessage): void {
-    for (const list of [this.messages, this.newMessages]) {
-      const i = list.lastIndexOf(old);
-      if (i >= 0) list[i] = next;
-    }
-    this.llmViews.reset(); // the context changed in place
   }
 
   private turnEnd$(turnIndex: number): Stage {

@@ -11,6 +11,7 @@ export * from './compact-context.js';
 export * from './inject-queued.js';
 export * from './call-model.js';
 export * from './settle-call.js';
+export * from './post-turn-policies.js';
 export * from './run-tool-calls.js';
 export * from './turn-bounds.js';
 export * from './build-request.js';
