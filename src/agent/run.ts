@@ -27,6 +27,8 @@ import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
 import { failureText, isCut, settleCall } from '../operators/settle-call.js';
 import { postTurnPolicies } from '../operators/post-turn-policies.js';
+import { beforeTurnHook } from '../operators/before-turn-hook.js';
+import { afterTurnHook } from '../operators/after-turn-hook.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
@@ -291,9 +293,8 @@ export class Run {
   private beforeTurn$(): Stage {
     const hook = this.config.hooks?.beforeTurn;
     if (!hook) return undefined;
-    return this.hook$('beforeTurn', () => hook(this.messages, this.turnIndex), true as boolean | void, (ok) => {
-      if (ok === false) this.ended = 'userStop';
-    });
+    // The stage sees the index of the turn about to start.
+    return this.through$(beforeTurnHook(hook, { scheduler: this.scheduler }), () => ({ ...this.snapshot(), turnIndex: this.turnIndex }));
   }
 
   private turnStart(): Stage {
@@ -368,6 +369,7 @@ export class Run {
     this.failure = state.failure;
     this.stagedResults = state.toolResults;
     if (state.stopRequested !== undefined) this.stopRequested = state.stopRequested;
+    if (state.ended) this.ended = state.ended;
   }
 
   /** Tool results the tool stage handed on, until the run records them. */
@@ -666,7 +668,7 @@ export class Run {
       type: 'TurnEnd', loopId: this.loopId, turnIndex, message, usage: message.usage, timestamp: this.now(), toolResults: this.toolResults,
     };
     const after = this.config.hooks?.afterTurn;
-    return after ? concat(of(end), this.hook$('afterTurn', () => after(this.messages, message.usage), undefined, () => undefined)) : [end];
+    return after ? concat(of(end), this.through$(afterTurnHook(after, { scheduler: this.scheduler }))) : [end];
   }
 
   /** Whether another turn runs: tool results to answer, steering, then follow-ups, then post-loop policies. */

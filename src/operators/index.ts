@@ -12,6 +12,8 @@ export * from './inject-queued.js';
 export * from './call-model.js';
 export * from './settle-call.js';
 export * from './post-turn-policies.js';
+export * from './before-turn-hook.js';
+export * from './after-turn-hook.js';
 export * from './run-tool-calls.js';
 export * from './turn-bounds.js';
 export * from './build-request.js';
