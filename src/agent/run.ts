@@ -25,7 +25,8 @@ import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
-import { failureText, isCut, settleCall } from '../operators/settle-call.js';
+import { isCut, settleCall } from '../operators/settle-call.js';
+import { onErrorHook } from '../operators/on-error-hook.js';
 import { postTurnPolicies } from '../operators/post-turn-policies.js';
 import { beforeTurnHook } from '../operators/before-turn-hook.js';
 import { afterTurnHook } from '../operators/after-turn-hook.js';
@@ -543,9 +544,10 @@ export class Run {
     return defer(() => {
       this.failure = { error };
       const onError = this.config.hooks?.onError;
+      const c = this.config;
       return concat(
         this.through$(this.settleStage()),
-        onError ? defer(() => this.hook$('onError', () => onError(failureText(error), error), undefined, () => undefined)) : EMPTY,
+        onError ? this.through$(onErrorHook(onError, { scheduler: this.scheduler, ...(c.signal ? { signal: c.signal } : {}) })) : EMPTY,
       );
     });
   }

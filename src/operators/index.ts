@@ -11,6 +11,7 @@ export * from './compact-context.js';
 export * from './inject-queued.js';
 export * from './call-model.js';
 export * from './settle-call.js';
+export * from './on-error-hook.js';
 export * from './post-turn-policies.js';
 export * from './before-turn-hook.js';
 export * from './after-turn-hook.js';
