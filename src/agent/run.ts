@@ -12,7 +12,7 @@ import {
   DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY, type ContextConfig, type TurnTrigger,
 } from '../types/config.js';
 import { AgentError, errorMessage, isProviderError } from '../types/errors.js';
-import type { HookResult, PolicyVerdict, PostTurnVerdict } from '../types/hooks.js';
+import type { HookResult, PolicyVerdict } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import type { ToolDefinition } from '../types/tool.js';
 import { callHookSafely } from '../sources/hook-result.js';
@@ -25,6 +25,11 @@ import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
+import { isCut, settleCall } from '../operators/settle-call.js';
+import { onErrorHook } from '../operators/on-error-hook.js';
+import { postTurnPolicies } from '../operators/post-turn-policies.js';
+import { beforeTurnHook } from '../operators/before-turn-hook.js';
+import { afterTurnHook } from '../operators/after-turn-hook.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
@@ -271,7 +276,7 @@ export class Run {
     yield* this.modelCall(turnIndex);
     yield this.tools$();
     this.recordToolResults();
-    yield this.postTurn$(turnIndex);
+    yield this.postTurn$();
     yield this.turnEnd$(turnIndex);
     yield* this.decideNext();
   }
@@ -289,9 +294,8 @@ export class Run {
   private beforeTurn$(): Stage {
     const hook = this.config.hooks?.beforeTurn;
     if (!hook) return undefined;
-    return this.hook$('beforeTurn', () => hook(this.messages, this.turnIndex), true as boolean | void, (ok) => {
-      if (ok === false) this.ended = 'userStop';
-    });
+    // The stage sees the index of the turn about to start.
+    return this.through$(beforeTurnHook(hook, { scheduler: this.scheduler }), () => ({ ...this.snapshot(), turnIndex: this.turnIndex }));
   }
 
   private turnStart(): Stage {
@@ -300,6 +304,7 @@ export class Run {
     this.assistant = undefined;
     this.partial = undefined;
     this.messageStarted = false;
+    this.failure = undefined;
     this.toolResults = [];
     return [{ type: 'TurnStart', loopId: this.loopId, turnIndex, timestamp: this.now(), triggeredBy: this.triggerFor(turnIndex) }];
   }
@@ -350,6 +355,7 @@ export class Run {
       ...(this.request ? { request: this.request } : {}),
       ...(this.partial ? { partial: this.partial } : {}),
       ...(this.assistant ? { assistant: this.assistant } : {}),
+      ...(this.failure ? { failure: this.failure } : {}),
     };
   }
 
@@ -364,6 +370,7 @@ export class Run {
     this.failure = state.failure;
     this.stagedResults = state.toolResults;
     if (state.stopRequested !== undefined) this.stopRequested = state.stopRequested;
+    if (state.ended) this.ended = state.ended;
   }
 
   /** Tool results the tool stage handed on, until the run records them. */
@@ -380,10 +387,10 @@ export class Run {
   private readonly adoptState = (state: LoopState): void => this.adopt(state);
 
   /** Runs a stage on the run's state when reached: its events go out, the state it leaves is adopted. */
-  private through$(stage: LoopStage): Observable<AgentEvent> {
+  private through$(stage: LoopStage, state: () => LoopState = () => this.snapshot()): Observable<AgentEvent> {
     // One observer that sorts events from the state: no extra operator hop for every delta.
     return new Observable<AgentEvent>((subscriber) =>
-      stage(of(this.snapshot())).subscribe({
+      stage(of(state())).subscribe({
         next: (out) => (isLoopState(out) ? this.adopt(out) : subscriber.next(out)),
         error: (error: unknown) => subscriber.error(error),
         complete: () => subscriber.complete(),
@@ -533,30 +540,39 @@ export class Run {
   }
 
   private fail$(error: unknown): Observable<AgentEvent> {
-    if (this.config.signal?.aborted || (isProviderError(error) && error.kind === 'cancelled')) return EMPTY; // settle$ closes it as aborted
-    const text = isProviderError(error) ? `${error.kind}: ${error.message}` : errorMessage(error);
-    const message = this.closedPartial('error', text);
-    this.assistant = message;
-    const onError = this.config.hooks?.onError;
-    return concat(
-      from(this.finalMessage(message)),
-      onError ? this.hook$('onError', () => onError(text, error), undefined, () => undefined) : EMPTY,
-    );
+    if (isCut(error, this.config.signal)) return EMPTY; // settle closes it as aborted
+    return defer(() => {
+      this.failure = { error };
+      const onError = this.config.hooks?.onError;
+      const c = this.config;
+      return concat(
+        this.through$(this.settleStage()),
+        onError ? this.through$(onErrorHook(onError, { scheduler: this.scheduler, ...(c.signal ? { signal: c.signal } : {}) })) : EMPTY,
+      );
+    });
+  }
+
+  private settleStageMade: LoopStage | undefined;
+
+  /** The `settleCall` stage as this run configures it, made once. */
+  private settleStage(): LoopStage {
+    const c = this.config;
+    return (this.settleStageMade ??= settleCall({ model: c.model, scheduler: this.scheduler, ...(c.signal ? { signal: c.signal } : {}) }));
   }
 
   /** After the call: an aborted or empty stream still leaves exactly one assistant message. */
-  private settle(turnIndex: number): AgentEvent[] {
+  private settle(turnIndex: number): Stage {
     if (this.assistant) {
       this.recordAssistant(this.assistant, turnIndex);
       return NO_EVENTS;
     }
-    const aborted = this.config.signal?.aborted === true;
-    const message = aborted
-      ? this.closedPartial('aborted', 'Aborted by the caller.')
-      : this.closedPartial('error', 'other: the provider stream completed without a final message');
-    this.assistant = message;
-    this.recordAssistant(message, turnIndex);
-    return this.finalMessage(message);
+    return concat(
+      this.through$(this.settleStage()),
+      defer(() => {
+        this.recordAssistant(this.assistant!, turnIndex);
+        return EMPTY;
+      }),
+    );
   }
 
   private recordAssistant(message: AssistantMessage, turnIndex: number): void {
@@ -565,29 +581,6 @@ export class Run {
     Usage.accumulate(this.usage, message.usage);
     this.lastStopReason = message.stopReason;
     if (message.stopReason === 'error' || message.stopReason === 'aborted') this.ended = message.stopReason;
-  }
-
-  /** The partial so far, closed: text and thinking kept, half-streamed tool calls dropped. */
-  private closedPartial(stopReason: StopReason, errorText: string): AssistantMessage {
-    const p = this.partial;
-    return {
-      role: 'assistant',
-      content: p ? p.content.filter((c) => c.type !== 'toolCall') : [],
-      stopReason,
-      model: p?.model ?? this.config.model.id,
-      provider: p?.provider ?? this.config.model.provider,
-      usage: p ? { ...p.usage } : Usage.empty(),
-      timestamp: p?.timestamp ?? this.now(),
-      errorMessage: errorText,
-    };
-  }
-
-  private finalMessage(message: AssistantMessage): AgentEvent[] {
-    const events: AgentEvent[] = [];
-    if (!this.messageStarted) events.push({ type: 'MessageStart', loopId: this.loopId, message, timestamp: this.now() });
-    this.messageStarted = true;
-    events.push({ type: 'MessageEnd', loopId: this.loopId, message, timestamp: this.now() });
-    return events;
   }
 
   // ---- tools --------------------------------------------------------------------------------
@@ -647,41 +640,27 @@ export class Run {
 
   // ---- after the tools ----------------------------------------------------------------------
 
-  private postTurn$(turnIndex: number): Stage {
+  private postTurnStage: LoopStage | undefined;
+
+  /** The `postTurnPolicies` stage on the turn's message and results; a replaced message is replaced in the run's records too. */
+  private postTurn$(): Stage {
     const policies = this.config.policies?.postTurn ?? [];
     if (policies.length === 0) return undefined;
-    return from(policies).pipe(
-      concatMap((policy) =>
-        defer(() => {
-          const message = this.assistant;
-          if (!message || this.stopRequested) return EMPTY;
-          const ctx = { message, toolResults: this.toolResults, messages: this.messages, turnIndex };
-          return this.hook$('postTurn', () => policy(ctx), { action: 'continue' } as PostTurnVerdict, () => undefined, (v) => this.applyPostTurn$(v));
-        }),
-      ),
+    this.postTurnStage ??= postTurnPolicies(policies, { scheduler: this.scheduler });
+    const before = this.assistant;
+    return concat(
+      this.through$(this.postTurnStage, () => ({ ...this.snapshot(), toolResults: this.toolResults })),
+      defer(() => {
+        this.stagedResults = undefined; // already recorded
+        const after = this.assistant;
+        if (before && after && after !== before) {
+          const i = this.newMessages.lastIndexOf(before);
+          if (i >= 0) this.newMessages[i] = after;
+          this.llmViews.reset(); // the context changed in place
+        }
+        return EMPTY;
+      }),
     );
-  }
-
-  private applyPostTurn$(verdict: PostTurnVerdict): Observable<AgentEvent> {
-    if (verdict.action === 'stop') this.stopRequested = verdict.reason;
-    if (verdict.action !== 'inject' || !this.assistant) return EMPTY;
-    const current = this.assistant;
-    const signature = (m: AssistantMessage): string => toolCallsOf(m).map((c) => `${c.id}:${c.name}`).join(',');
-    if (signature(verdict.message) !== signature(current)) {
-      return of(this.hookError('postTurn', 'an Inject verdict may replace the assistant message but not add or drop tool calls; kept the original'));
-    }
-    const replacement = { ...verdict.message, turnId: (current as LlmMessage).turnId } as AssistantMessage;
-    this.replace(current, replacement);
-    this.assistant = replacement;
-    return EMPTY;
-  }
-
-  private replace(old: AgentMessage, next: AgentMessage): void {
-    for (const list of [this.messages, this.newMessages]) {
-      const i = list.lastIndexOf(old);
-      if (i >= 0) list[i] = next;
-    }
-    this.llmViews.reset(); // the context changed in place
   }
 
   private turnEnd$(turnIndex: number): Stage {
@@ -691,7 +670,7 @@ export class Run {
       type: 'TurnEnd', loopId: this.loopId, turnIndex, message, usage: message.usage, timestamp: this.now(), toolResults: this.toolResults,
     };
     const after = this.config.hooks?.afterTurn;
-    return after ? concat(of(end), this.hook$('afterTurn', () => after(this.messages, message.usage), undefined, () => undefined)) : [end];
+    return after ? concat(of(end), this.through$(afterTurnHook(after, { scheduler: this.scheduler }))) : [end];
   }
 
   /** Whether another turn runs: tool results to answer, steering, then follow-ups, then post-loop policies. */

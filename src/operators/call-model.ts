@@ -64,7 +64,7 @@ export function callModel(options: CallModelOptions): LoopStage {
     let partial: AssistantMessage | undefined;
     let assistant: AssistantMessage | undefined;
     const settled = (failure?: { error: unknown }): LoopState => {
-      const { request: _sent, ...rest } = state;
+      const { request: _sent, failure: _earlier, ...rest } = state;
       const next: LoopState = { ...rest, ...(partial ? { partial } : {}), ...(assistant ? { assistant } : {}) };
       return failure ? { ...next, failure } : next;
     };

@@ -1,0 +1,46 @@
+import { asyncScheduler, concatMap, from, of, type SchedulerLike } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import { errorMessage } from '../types/errors.js';
+import type { LoopHooks } from '../types/hooks.js';
+import { callHookSafely } from '../sources/hook-result.js';
+import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+
+export interface TurnHookOptions {
+  /** Clock for the events' timestamps (default asyncScheduler). */
+  scheduler?: SchedulerLike;
+}
+
+/**
+ * Calls a `beforeTurn` hook with the context and the index of the turn about to start (put it
+ * before `startTurn`). An answer of `false` ends the run (`ended: 'userStop'`) before the turn
+ * starts; a hook that throws or fails emits a `HookError` and the turn goes on. An ended state
+ * passes through without a call. An asynchronous answer (Promise, Observable) is waited for.
+ *
+ * Contract: per input state, a HookError if the hook failed, then the state, with `ended` set if
+ * the hook said `false`.
+ *
+ * ```
+ * source:   --s---t----|        (the hook says false for t)
+ * beforeTurnHook(hook)
+ * output:   --s---t'---|        (t': { ...t, ended: 'userStop' })
+ * ```
+ *
+ * @example
+ * const turn = loopStages(beforeTurnHook((messages) => messages.length < 50), startTurn(), buildRequest(request), callModel({ provider }), endTurn());
+ */
+export function beforeTurnHook(hook: NonNullable<LoopHooks['beforeTurn']>, options: TurnHookOptions = {}): LoopStage {
+  const scheduler = options.scheduler ?? asyncScheduler;
+  return concatMap((state: LoopState) => {
+    if (state.ended) return of(state);
+    let failure: AgentEvent | undefined;
+    const report = (e: unknown): void => {
+      failure = { type: 'HookError', loopId: state.loopId, hook: 'beforeTurn', message: errorMessage(e), timestamp: scheduler.now() };
+    };
+    return callHookSafely<boolean | void>(() => hook(state.messages, state.turnIndex), true, report).pipe(
+      concatMap((go) => {
+        const next: LoopState = go === false ? { ...state, ended: 'userStop' } : state;
+        return failure ? from<LoopOutput[]>([failure, next]) : of(next);
+      }),
+    );
+  });
+}
