@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { headerOf, readBody, sendJson } from '../transport/node/http-io.js';
+import { headerOf, readCommand, sendJson } from '../transport/node/http-io.js';
 import { asyncScheduler, map, type SchedulerLike, type Subscription } from 'rxjs';
-import { parseRunCommand, type RunCommand } from '../transport/commands.js';
+import type { RunCommand } from '../transport/commands.js';
 import { withHeartbeats } from '../transport/heartbeats.js';
 import { encodeTransportFrame, HEARTBEAT_FRAME, toWireEvent, TRANSPORT_EVENTS, type TransportErrorData } from '../transport/wire.js';
 import { checkStreamId, entriesOf, type RedisCommander } from './commands.js';
@@ -134,20 +134,8 @@ export class RedisEventRelay {
   }
 
   private async serveCommand(req: IncomingMessage, res: ServerResponse, runId: string): Promise<void> {
-    let body: string;
-    try {
-      body = await readBody(req, MAX_COMMAND_BYTES);
-    } catch (e) {
-      return sendJson(res, 413, { error: (e as Error).message });
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(body);
-    } catch (e) {
-      return sendJson(res, 400, { error: `the command is not JSON: ${(e as Error).message}` });
-    }
-    const command = parseRunCommand(json);
-    if (typeof command === 'string') return sendJson(res, 400, { error: command });
+    const command = await readCommand(req, res, MAX_COMMAND_BYTES);
+    if (!command) return;
     const key = this.streamKeyOf(runId);
     try {
       const last = entriesOf(await this.client.sendCommand(['XREVRANGE', key, '+', '-', 'COUNT', '1']), key)[0];

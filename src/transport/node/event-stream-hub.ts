@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { headerOf, readBody, sendJson } from './http-io.js';
+import { headerOf, readCommand, sendJson } from './http-io.js';
 import { asyncScheduler, map, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../../types/events.js';
-import { parseRunCommand, type RunCommand } from '../commands.js';
+import type { RunCommand } from '../commands.js';
 import { withHeartbeats } from '../heartbeats.js';
 import { RunLog } from '../run-log.js';
 import { encodeTransportFrame, EventStreamError, HEARTBEAT_FRAME, TRANSPORT_EVENTS } from '../wire.js';
@@ -169,20 +169,8 @@ export class EventStreamHub {
   }
 
   private async serveCommand(req: IncomingMessage, res: ServerResponse, runId: string, run: HostedRun): Promise<void> {
-    let body: string;
-    try {
-      body = await readBody(req, MAX_COMMAND_BYTES);
-    } catch (e) {
-      return sendJson(res, 413, { error: (e as Error).message });
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(body);
-    } catch (e) {
-      return sendJson(res, 400, { error: `the command is not JSON: ${(e as Error).message}` });
-    }
-    const command = parseRunCommand(json);
-    if (typeof command === 'string') return sendJson(res, 400, { error: command });
+    const command = await readCommand(req, res, MAX_COMMAND_BYTES);
+    if (!command) return;
     if (run.log.isOver) return sendJson(res, 409, { error: `run "${runId}" is over; ${command.type} has nothing to act on` });
     const apply = controlFor(run.controls, command);
     if (!apply) return sendJson(res, 400, { error: `run "${runId}" takes no ${command.type} commands` });

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseRunCommand, type RunCommand } from '../commands.js';
 
 /**
  * The small node:http chores the event endpoints share (`EventStreamHub`, `RedisEventRelay`):
@@ -32,4 +33,31 @@ export function readBody(req: IncomingMessage, limit: number): Promise<string> {
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     req.on('error', reject);
   });
+}
+
+/**
+ * Reads and checks a command POSTed to a run: answers 413 (body over `limit`) or 400 (not JSON, not a
+ * command, saying why) itself and resolves `undefined` then; otherwise resolves the command.
+ */
+export async function readCommand(req: IncomingMessage, res: ServerResponse, limit: number): Promise<RunCommand | undefined> {
+  let body: string;
+  try {
+    body = await readBody(req, limit);
+  } catch (e) {
+    sendJson(res, 413, { error: (e as Error).message });
+    return undefined;
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (e) {
+    sendJson(res, 400, { error: `the command is not JSON: ${(e as Error).message}` });
+    return undefined;
+  }
+  const command = parseRunCommand(json);
+  if (typeof command === 'string') {
+    sendJson(res, 400, { error: command });
+    return undefined;
+  }
+  return command;
 }
