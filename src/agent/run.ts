@@ -30,6 +30,8 @@ import { onErrorHook } from '../operators/on-error-hook.js';
 import { postTurnPolicies } from '../operators/post-turn-policies.js';
 import { beforeTurnHook } from '../operators/before-turn-hook.js';
 import { afterTurnHook } from '../operators/after-turn-hook.js';
+import { checkOutput } from '../operators/check-output.js';
+import { type OutputOutcome, outputFields, responseFormatOf } from './output-spec.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
@@ -247,6 +249,7 @@ export class Run {
       timestamp: this.now(),
       stopReason: this.config.signal?.aborted ? 'aborted' : stopReason,
       ...(this.rejection !== undefined ? { rejection: this.rejection } : {}),
+      ...outputFields(this.output),
     };
   }
 
@@ -356,6 +359,7 @@ export class Run {
       ...(this.partial ? { partial: this.partial } : {}),
       ...(this.assistant ? { assistant: this.assistant } : {}),
       ...(this.failure ? { failure: this.failure } : {}),
+      ...(this.output ? { output: this.output } : {}),
     };
   }
 
@@ -371,6 +375,7 @@ export class Run {
     this.stagedResults = state.toolResults;
     if (state.stopRequested !== undefined) this.stopRequested = state.stopRequested;
     if (state.ended) this.ended = state.ended;
+    if (state.output) this.output = state.output;
   }
 
   /** Tool results the tool stage handed on, until the run records them. */
@@ -486,6 +491,7 @@ export class Run {
     if (c.maxTokens !== undefined) request.maxTokens = c.maxTokens;
     if (c.temperature !== undefined) request.temperature = c.temperature;
     if (apiKey !== undefined) request.apiKey = apiKey;
+    if (c.output !== undefined) request.responseFormat = responseFormatOf(c.output);
     return request;
   }
 
@@ -687,6 +693,7 @@ export class Run {
     }
     yield this.admit$(takeQueued(this.config.followUp));
     if (this.pending.length === 0) yield this.postLoop$();
+    if (this.pending.length === 0) yield this.checkOutput$();
     this.nextTurn = this.pending.length > 0;
   }
 
@@ -705,6 +712,17 @@ export class Run {
         }),
       ),
     );
+  }
+
+  /** Where the structured output stands (`config.output`). */
+  private output: OutputOutcome | undefined;
+  private outputStage: LoopStage | undefined;
+
+  /** The `checkOutput` stage when the run would end: a valid answer is the output, an invalid one gets one corrective turn. */
+  private checkOutput$(): Stage {
+    const output = this.config.output;
+    if (output === undefined || this.ended) return undefined;
+    return this.through$((this.outputStage ??= checkOutput(output, { scheduler: this.scheduler })));
   }
 
   // ---- hooks --------------------------------------------------------------------------------

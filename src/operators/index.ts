@@ -19,3 +19,4 @@ export * from './run-tool-calls.js';
 export * from './turn-bounds.js';
 export * from './build-request.js';
 export * from './loop-stages.js';
+export * from './check-output.js';

@@ -2,6 +2,7 @@ import { Observable, type OperatorFunction, type Subscriber } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage, AssistantMessage, StopReason, ToolResultMessage } from '../types/message.js';
 import type { StreamRequest } from '../types/provider.js';
+import type { OutputOutcome } from '../agent/output-spec.js';
 
 /**
  * The loop's state as a value, handed from stage to stage. A stage never changes the value it is
@@ -31,6 +32,8 @@ export interface LoopState {
   readonly toolResults?: readonly ToolResultMessage[];
   /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
   readonly stopRequested?: string;
+  /** Where the structured output stands, once `checkOutput` looked at the answer. */
+  readonly output?: OutputOutcome;
 }
 
 /** What a stage emits: the events it caused, in order, then the state it leaves. */
