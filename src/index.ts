@@ -23,6 +23,7 @@ export {
   type OutputSchema, type OutputSpec, type OutputValidation,
 } from './agent/output-spec.js';
 export { outputOf, runOutput } from './agent/run-output.js';
+export { parsePartialJson } from './agent/partial-json.js';
 export * from './agent/parallel-index.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';

@@ -20,3 +20,4 @@ export * from './turn-bounds.js';
 export * from './build-request.js';
 export * from './loop-stages.js';
 export * from './check-output.js';
+export * from './partial-output.js';
