@@ -123,6 +123,16 @@ export function outputSpecOf(output: OutputSchema): OutputSpec<unknown> {
   return spec;
 }
 
+/**
+ * Checks `config.output` against the run's tools: the output tool of Anthropic and Bedrock carries
+ * the output's name, so no tool may have it. Throws AgentError('InvalidConfig') naming both.
+ */
+export function checkOutputName(output: OutputSchema, tools: ReadonlyArray<{ readonly name: string }>): void {
+  const { name } = outputSpecOf(output);
+  const index = tools.findIndex((t) => t.name === name);
+  if (index >= 0) throw invalid(`name "${name}" is also the name of tools[${index}]; give the output another name with defineOutput(schema, { name })`);
+}
+
 /** What the provider is asked for: `StreamRequest.responseFormat`. */
 export function responseFormatOf(output: OutputSchema): ResponseFormat {
   const spec = outputSpecOf(output);

@@ -31,7 +31,7 @@ import { postTurnPolicies } from '../operators/post-turn-policies.js';
 import { beforeTurnHook } from '../operators/before-turn-hook.js';
 import { afterTurnHook } from '../operators/after-turn-hook.js';
 import { checkOutput } from '../operators/check-output.js';
-import { type OutputOutcome, outputFields, responseFormatOf } from './output-spec.js';
+import { checkOutputName, type OutputOutcome, outputFields, responseFormatOf } from './output-spec.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
@@ -91,6 +91,7 @@ export class Run {
     // Bad options, tools or prompts fail the run before anything is emitted or sent to the model.
     checkLoopOptions(config);
     checkTools(context.tools);
+    if (config.output !== undefined) checkOutputName(config.output, context.tools);
     this.scheduler = config.scheduler ?? asyncScheduler;
     this.prompts = prompts === undefined ? undefined : checkPrompts(prompts, this.scheduler.now());
     if (prompts === undefined) this.checkContinuable(context);

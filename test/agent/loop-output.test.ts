@@ -95,6 +95,13 @@ describe('agentLoop with config.output', () => {
     await expect(attempt()).rejects.toThrow(new AgentError('InvalidConfig', message));
   });
 
+  it('an output named like one of the tools is refused (the output tool would clash with it)', async () => {
+    const output = defineOutput({ type: 'object' }, { name: 'add' });
+    await expect(events(agentLoop([userMessage('x', 0)], context([addTool]), config([], { output })))).rejects.toThrow(
+      new AgentError('InvalidConfig', 'config.output: name "add" is also the name of tools[0]; give the output another name with defineOutput(schema, { name })'),
+    );
+  });
+
   it('a Standard Schema that cannot say its JSON Schema is refused, naming the way out', async () => {
     const opaque = { '~standard': { version: 1 as const, vendor: 'valibot', validate: (v: unknown) => ({ value: v }) } };
     await expect(events(agentLoop([userMessage('x', 0)], context([]), config([], { output: opaque })))).rejects.toThrow(
