@@ -25,8 +25,8 @@ export type DeepPartial<T> = T extends ReadonlyArray<infer I>
  * ```
  * run$:    --S--U({"ci)--U(ty":"Pa)--U(ris","c":1)--U(8})--E--|
  * partialOutput()
- * output:  --------------a-----------b----------------c-------|
- * (a: {city: 'Pa'}, b: {city: 'Paris'}, c: {city: 'Paris', c: 18})
+ * output:  -----a--------b-----------c---------------d--------|
+ * (a: {}, b: {city: 'Pa'}, c: {city: 'Paris'} (18 may still grow), d: {city: 'Paris', c: 18})
  * ```
  *
  * @example
