@@ -145,18 +145,19 @@ export function stateByState(work: (state: LoopState, out: Subscriber<LoopOutput
 }
 
 /**
- * The state with `added` appended to the context, and to the run's `newMessages` and `sinceRequest`
- * (new arrays; the state given is not changed).
+ * The state with `added` appended to the context, and to the records the state keeps
+ * (`newMessages`, `sinceRequest`: each only when present). New arrays; the state given is not changed.
  */
-export function withMessages(state: LoopState, added: readonly AgentMessage[]): LoopState {
+export function withRecords(state: LoopState, added: readonly AgentMessage[]): LoopState {
   if (added.length === 0) return state;
-  return {
-    ...state,
-    messages: [...state.messages, ...added],
-    newMessages: state.newMessages ? [...state.newMessages, ...added] : added.slice(),
-    sinceRequest: state.sinceRequest ? [...state.sinceRequest, ...added] : added.slice(),
-  };
+  const next: Mutable<LoopState> = { ...state, messages: [...state.messages, ...added] };
+  if (state.newMessages) next.newMessages = [...state.newMessages, ...added];
+  if (state.sinceRequest) next.sinceRequest = [...state.sinceRequest, ...added];
+  return next;
 }
+
+/** A state being built by a stage (a fresh object, never one it was given). */
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** `MessageStart` and `MessageEnd` of a message that enters the context whole (a prompt, a tool result, a notice). */
 export function announce(loopId: string, message: AgentMessage, timestamp: number): AgentEvent[] {
