@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { agentMessage } from '../types/message-checks.js';
+import { messageChecks } from '../types/message-checks.js';
 import { runCheck } from '../types/json-check.js';
 import type { AgentMessage } from '../types/message.js';
 import type { SteeringPolicy } from '../types/config.js';
@@ -117,7 +117,7 @@ function checkControl(raw: unknown, where: string): RunControl {
 
 function checkMessage(message: unknown, where: string): string | AgentMessage {
   if (typeof message === 'string') return message;
-  const checked = runCheck(agentMessage, message, 'control.message');
+  const checked = runCheck(messageChecks().agentMessage, message, 'control.message');
   if (!checked.ok) throw new TypeError(`${where}: ${checked.message}`);
   return checked.value;
 }

@@ -2,7 +2,7 @@ import type { ContinuationKind } from '../types/config.js';
 import type { AgentEvent, AgentEventType, MessageUpdateEvent } from '../types/events.js';
 import type { AgentMessage, StopReason } from '../types/message.js';
 import type { Usage } from '../types/usage.js';
-import { agentMessages, stopReason, usage } from '../types/message-checks.js';
+import { messageChecks } from '../types/message-checks.js';
 import { arrayOf, boolean, type Check, integer, JsonCheckError, nonEmptyString, number, object, oneOf, optional, string, tagged, unknown } from '../types/json-check.js';
 
 /**
@@ -127,69 +127,75 @@ export const LOOP_EVENT_TYPES: ReadonlySet<string> = new Set(
   EVENT_TYPES.filter((t) => t !== 'AgentStart' && t !== 'ParallelLoopStart' && t !== 'ParallelLoopEnd'),
 );
 
-const continuationKind: Check<ContinuationKind> = tagged<ContinuationKind>('kind', {
-  default: object({ kind: oneOf(['default']) }),
-  rerun: object({ kind: oneOf(['rerun']), tag: string }),
-  branch: object({ kind: oneOf(['branch']), tag: string }),
-});
+let sessionCheck: Check<Session> | undefined;
 
-const loopStatus: Check<LoopStatus> = oneOf(['pending', 'running', 'completed', 'rejected', 'aborted']);
+/** The check of a whole session, built on first use (importing this module builds nothing). */
+function buildSessionCheck(): Check<Session> {
+  const { agentMessages, stopReason, usage } = messageChecks();
+  const continuationKind: Check<ContinuationKind> = tagged<ContinuationKind>('kind', {
+    default: object({ kind: oneOf(['default']) }),
+    rerun: object({ kind: oneOf(['rerun']), tag: string }),
+    branch: object({ kind: oneOf(['branch']), tag: string }),
+  });
 
-const childLoopRef: Check<ChildLoopRef> = object({ toolCallId: string, toolName: string, childLoopId: string, childSessionId: string });
+  const loopStatus: Check<LoopStatus> = oneOf(['pending', 'running', 'completed', 'rejected', 'aborted']);
 
-const spawnRef: Check<SpawnRef> = object({ parentSessionId: string, parentLoopId: string, toolCallId: string, toolName: string });
+  const childLoopRef: Check<ChildLoopRef> = object({ toolCallId: string, toolName: string, childLoopId: string, childSessionId: string });
 
-const parallelGroupRecord: Check<ParallelGroupRecord> = object({
-  allLoopIds: arrayOf(string),
-  selectedLoopId: optional(string),
-  selectedConfigIndex: optional(integer(0)),
-  evaluationUsage: optional(usage),
-  isSelected: boolean,
-});
+  const spawnRef: Check<SpawnRef> = object({ parentSessionId: string, parentLoopId: string, toolCallId: string, toolName: string });
 
-const sessionFormation: Check<SessionFormation> = tagged<SessionFormation>('kind', {
-  firstLoop: object({ kind: oneOf(['firstLoop']), timestamp: number }),
-  explicit: object({ kind: oneOf(['explicit']), timestamp: number }),
-  inactivityTimeout: object({ kind: oneOf(['inactivityTimeout']), timestamp: number, idleMs: number, previousSessionId: string }),
-});
+  const parallelGroupRecord: Check<ParallelGroupRecord> = object({
+    allLoopIds: arrayOf(string),
+    selectedLoopId: optional(string),
+    selectedConfigIndex: optional(integer(0)),
+    evaluationUsage: optional(usage),
+    isSelected: boolean,
+  });
 
-/**
- * Recorded events are checked for their tag and time only: they are a log for people and
- * tools to read, while the fields the library acts on (messages, usage, links) are
- * validated in full.
- */
-const recordedEvent = object({ type: oneOf(EVENT_TYPES), timestamp: number }, 'loose') as Check<unknown> as Check<RecordedEvent>;
+  const sessionFormation: Check<SessionFormation> = tagged<SessionFormation>('kind', {
+    firstLoop: object({ kind: oneOf(['firstLoop']), timestamp: number }),
+    explicit: object({ kind: oneOf(['explicit']), timestamp: number }),
+    inactivityTimeout: object({ kind: oneOf(['inactivityTimeout']), timestamp: number, idleMs: number, previousSessionId: string }),
+  });
 
-const loopRecord: Check<LoopRecord> = object({
-  loopId: string,
-  sessionId: string,
-  agentId: string,
-  parentLoopId: optional(string),
-  continuationKind: optional(continuationKind),
-  startedAt: number,
-  endedAt: optional(number),
-  status: loopStatus,
-  stopReason: optional(stopReason),
-  rejection: optional(string),
-  messages: agentMessages,
-  usage,
-  metadata: unknown,
-  events: arrayOf(recordedEvent),
-  childrenLoopIds: arrayOf(string),
-  childLoopRefs: arrayOf(childLoopRef),
-  parallelGroup: optional(parallelGroupRecord),
-});
+  /**
+   * Recorded events are checked for their tag and time only: they are a log for people and
+   * tools to read, while the fields the library acts on (messages, usage, links) are
+   * validated in full.
+   */
+  const recordedEvent = object({ type: oneOf(EVENT_TYPES), timestamp: number }, 'loose') as Check<unknown> as Check<RecordedEvent>;
 
-const session: Check<Session> = object({
-  version: oneOf([1]),
-  sessionId: nonEmptyString(),
-  agentId: string,
-  createdAt: number,
-  lastActiveAt: number,
-  formation: sessionFormation,
-  parentSpawnRef: optional(spawnRef),
-  loops: arrayOf(loopRecord),
-});
+  const loopRecord: Check<LoopRecord> = object({
+    loopId: string,
+    sessionId: string,
+    agentId: string,
+    parentLoopId: optional(string),
+    continuationKind: optional(continuationKind),
+    startedAt: number,
+    endedAt: optional(number),
+    status: loopStatus,
+    stopReason: optional(stopReason),
+    rejection: optional(string),
+    messages: agentMessages,
+    usage,
+    metadata: unknown,
+    events: arrayOf(recordedEvent),
+    childrenLoopIds: arrayOf(string),
+    childLoopRefs: arrayOf(childLoopRef),
+    parallelGroup: optional(parallelGroupRecord),
+  });
+
+  return object({
+    version: oneOf([1]),
+    sessionId: nonEmptyString(),
+    agentId: string,
+    createdAt: number,
+    lastActiveAt: number,
+    formation: sessionFormation,
+    parentSpawnRef: optional(spawnRef),
+    loops: arrayOf(loopRecord),
+  });
+}
 
 /** What `parseSession` found: the session, or where it first goes wrong (`error.path`, from the session root). */
 export type SessionParseResult = { success: true; data: Session } | { success: false; error: JsonCheckError };
@@ -197,7 +203,7 @@ export type SessionParseResult = { success: true; data: Session } | { success: f
 /** Validates parsed JSON as a Session; a failure names the first bad path. */
 export function parseSession(raw: unknown): SessionParseResult {
   try {
-    return { success: true, data: session(raw, []) };
+    return { success: true, data: (sessionCheck ??= buildSessionCheck())(raw, []) };
   } catch (e) {
     if (e instanceof JsonCheckError) return { success: false, error: e };
     throw e;

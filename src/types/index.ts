@@ -7,5 +7,5 @@ export * from './tool.js';
 export * from './provider.js';
 export * from './events.js';
 export { parseMessagesJson } from './message-checks.js';
-export { formatPath } from './json-check.js';
+export { formatPath, JsonCheckError } from './json-check.js';
 export * from './hooks.js';
