@@ -89,8 +89,11 @@ export function defineOutput(schema: StandardSchemaV1 | JsonSchema, options: Def
   if (typeof name !== 'string' || !NAME.test(name)) throw invalid(`name ${JSON.stringify(name)}: expected 1 to 64 letters, digits, "_" or "-"`);
   if (schema === null || (typeof schema !== 'object' && typeof schema !== 'function')) throw invalid(`expected a zod / Standard Schema, a JSON Schema object or defineOutput(...), got ${schema === null ? 'null' : typeof schema}`);
   const standard = isStandardSchema(schema) ? schema : undefined;
-  const jsonSchema = options.jsonSchema ?? (standard ? deriveJsonSchema(standard) : (schema as JsonSchema));
-  if (!jsonSchema) throw invalid(`cannot derive a JSON Schema from this ${standard!['~standard'].vendor} schema: pass one as defineOutput(schema, { jsonSchema })`);
+  const derived = options.jsonSchema || !standard ? undefined : deriveJsonSchema(standard);
+  if (derived && 'problem' in derived) {
+    throw invalid(`cannot derive a JSON Schema from this ${standard!['~standard'].vendor} schema (${derived.problem}): pass one as defineOutput(schema, { jsonSchema })`);
+  }
+  const jsonSchema = options.jsonSchema ?? (derived ? derived.schema : (schema as JsonSchema));
   if (jsonSchema['type'] !== 'object') throw invalid(`the schema must describe an object (type "object"), got type ${JSON.stringify(jsonSchema['type'])}`);
   let compiled;
   try {

@@ -105,7 +105,7 @@ describe('agentLoop with config.output', () => {
   it('a Standard Schema that cannot say its JSON Schema is refused, naming the way out', async () => {
     const opaque = { '~standard': { version: 1 as const, vendor: 'valibot', validate: (v: unknown) => ({ value: v }) } };
     await expect(events(agentLoop([userMessage('x', 0)], context([]), config([], { output: opaque })))).rejects.toThrow(
-      'config.output: cannot derive a JSON Schema from this valibot schema: pass one as defineOutput(schema, { jsonSchema })',
+      'config.output: cannot derive a JSON Schema from this valibot schema (it carries no JSON Schema converter): pass one as defineOutput(schema, { jsonSchema })',
     );
     const withSchema = defineOutput(opaque, { jsonSchema: { type: 'object' } });
     const end = agentEnd(await events(agentLoop([userMessage('x', 0)], context([]), config([{ text: '{"a":1}' }], { output: withSchema }))));

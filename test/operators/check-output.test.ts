@@ -10,7 +10,9 @@ const scheduler = (): TestScheduler => new TestScheduler((actual, expected) => e
 const Age = z.object({ name: z.string(), age: z.number() });
 const prompt = userMessage('who?', 0);
 const answer = (text: string): AssistantMessage => ({ ...emptyAssistant('m', 'p', 1), content: [{ type: 'text', text }] });
-const endOf = (text: string, extra: Partial<LoopState> = {}): LoopState => ({ ...loopState('L', [prompt, answer(text)]), ...extra });
+/** A run that ended by itself (decideNext found nothing more to do) with `text` as its answer. */
+const endOf = (text: string, extra: Partial<LoopState> = {}): LoopState => ({ ...loopState('L', [prompt, answer(text)]), ended: 'stop', ...extra });
+const reopened = ({ ended: _e, ...state }: LoopState): LoopState => state;
 
 describe('checkOutput', () => {
   it('a valid answer leaves the state with the output value; an invalid one asks once for a correction, then fails', () => {
@@ -24,7 +26,7 @@ describe('checkOutput', () => {
       );
       expectObservable(cold('-g-b-c|', { g: good, b: bad, c: badAgain }).pipe(checkOutput(Age))).toBe('-G-B-C|', {
         G: { ...good, output: { status: 'valid', value: { name: 'Ada', age: 36 } } },
-        B: { ...bad, pending: [correction], output: { status: 'retrying', issues: [{ path: '$.age', message: 'Invalid input: expected number, received string' }] } },
+        B: { ...reopened(bad), pending: [correction], output: { status: 'retrying', issues: [{ path: '$.age', message: 'Invalid input: expected number, received string' }] } },
         C: {
           ...badAgain,
           output: {
@@ -40,18 +42,38 @@ describe('checkOutput', () => {
     });
   });
 
-  it('passes through a state that has ended or has pending messages, and does not change the state it is given', () => {
-    const ended = endOf('nope', { ended: 'error' });
-    const pending = { ...endOf('nope'), pending: [userMessage('more', 3)] };
+  it('passes through a state still running, failed, stopped or aborted, and does not change the state it is given', () => {
+    const states = {
+      r: endOf('nope', { ended: undefined }),
+      e: endOf('nope', { ended: 'error' }),
+      m: endOf('nope', { ended: 'maxTurns' }),
+      p: endOf('nope', { stopRequested: 'policy said so' }),
+    };
     scheduler().run(({ cold, expectObservable }) => {
-      expectObservable(cold('ep|', { e: ended, p: pending }).pipe(checkOutput(Age))).toBe('ep|', { e: ended, p: pending });
+      expectObservable(cold('remp|', states).pipe(checkOutput(Age))).toBe('remp|', states);
+    });
+    const controller = new AbortController();
+    controller.abort();
+    scheduler().run(({ cold, expectObservable }) => {
+      const ended = endOf('nope');
+      expectObservable(cold('a|', { a: ended }).pipe(checkOutput(Age, { signal: controller.signal }))).toBe('a|', { a: ended });
     });
     const bad = endOf('{}');
     scheduler().run(({ cold, expectObservable }) => {
       expectObservable(cold('b|', { b: bad }).pipe(checkOutput(Age))).toBe('n|', { n: expect.objectContaining({ output: expect.objectContaining({ status: 'retrying' }) }) });
     });
     expect(bad.pending).toEqual([]);
+    expect(bad.ended).toBe('stop');
     expect(bad.output).toBeUndefined();
+  });
+
+  it('an answer cut by the token limit (ended "length") is checked too', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const cut = endOf('{"name":"Ada","ag', { ended: 'length' });
+      expectObservable(cold('c|', { c: cut }).pipe(checkOutput(Age))).toBe('n|', {
+        n: expect.objectContaining({ output: { status: 'retrying', issues: [expect.objectContaining({ path: '$' })] } }),
+      });
+    });
   });
 
   it('validates against a JSON Schema, reading a fenced ```json answer, with the paths of the failures', () => {
