@@ -168,7 +168,7 @@ export function pathString(keys: readonly PropertyKey[]): string {
   return out;
 }
 
-/** OpenAI's strict mode takes closed objects whose properties are all required. */
+/** OpenAI's strict mode takes closed objects whose properties are all required, all the way down. */
 function allowsStrict(schema: unknown): boolean {
   if (schema === null || typeof schema !== 'object') return true;
   if (Array.isArray(schema)) return schema.every(allowsStrict);
@@ -178,8 +178,17 @@ function allowsStrict(schema: unknown): boolean {
     const required = Array.isArray(s['required']) ? (s['required'] as unknown[]) : [];
     if (s['additionalProperties'] !== false || props.some((p) => !required.includes(p))) return false;
   }
-  return Object.entries(s).every(([k, v]) => k === 'enum' || k === 'const' || k === 'default' || k === 'examples' || allowsStrict(v));
+  return Object.entries(s).every(([k, v]) => {
+    if (VALUE_KEYWORDS.has(k)) return true;
+    if (SCHEMA_MAPS.has(k)) return v !== null && typeof v === 'object' && Object.values(v).every(allowsStrict);
+    return allowsStrict(v);
+  });
 }
+
+/** Keywords that hold values, not schemas. */
+const VALUE_KEYWORDS = new Set(['enum', 'const', 'default', 'examples', 'required']);
+/** Keywords that hold a map of names to schemas. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 
 function invalid(reason: string): AgentError {
   return new AgentError('InvalidConfig', `config.output: ${reason}`);
