@@ -25,6 +25,7 @@ import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
+import { fallbackModels } from './model-chain.js';
 import { isCut, settleCall } from '../operators/settle-call.js';
 import { onErrorHook } from '../operators/on-error-hook.js';
 import { postTurnPolicies } from '../operators/post-turn-policies.js';
@@ -514,14 +515,18 @@ export class Run {
   /** The `callModel` stage as this run configures it, made once. */
   private modelStage(): LoopStage {
     const c = this.config;
-    return (this.modelStageMade ??= callModel({
+    const options = {
       provider: this.provider,
       retry: c.retry === false ? NO_RETRY : (c.retry ?? {}),
       scheduler: this.scheduler,
       ...(c.random ? { random: c.random } : {}),
       ...(c.signal ? { signal: c.signal } : {}),
       ...(c.operators?.providerStream ? { providerStream: c.operators.providerStream } : {}),
-    }));
+    };
+    // A `models` chain: the same call over each model in turn; an overflow falls back once compaction has had its retry.
+    return (this.modelStageMade ??= c.models
+      ? fallbackModels(c, options, () => !this.contextConfig || this.overflowRecovered)
+      : callModel(options));
   }
 
   /** A failed call: one compaction-and-retry for a context overflow, else a failed turn that is kept. */
