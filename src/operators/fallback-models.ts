@@ -60,9 +60,11 @@ export function fallbackReason(error: unknown): ModelFallbackReason | undefined 
  * failure of this turn (`kind` of the last error; `Every model that took this turn failed: a/x: network: …; b/y: …`).
  *
  * ```
- * source:   --s--------------|        (s: a state with a request)
- * callModelWithFallback({ models: [a, b] })     (a answers 503 until its retries are spent)
- * output:   --r-r-F-a-u-e(s')|        (r: RetryScheduled, F: ModelFallback a → b, then b's message)
+ * source:   s|                          (s: a state with a request)
+ * callModelWithFallback({ models: [a, b], retry: { maxRetries: 1, initialDelayMs: 10 } })
+ *           (a fails with a network error 1 ms into each attempt; b streams one text delta)
+ * output:   -r----------Fa-u-(es')|     (r: RetryScheduled, F: ModelFallback a → b at 12,
+ *                                        a: MessageStart, u: MessageUpdate, e: MessageEnd of b's message, s': the state)
  * ```
  *
  * @example
