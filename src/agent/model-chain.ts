@@ -1,4 +1,6 @@
 import type { ModelConfig, Provider } from '../types/provider.js';
+import type { AgentMessage } from '../types/message.js';
+import type { CostConfig } from '../types/usage.js';
 import { AgentError } from '../types/errors.js';
 import { callModelWithFallback, type ChainedModel, modelName } from '../operators/fallback-models.js';
 import type { CallModelOptions } from '../operators/call-model.js';
@@ -97,4 +99,19 @@ export function fallbackModels(config: AgentLoopConfig, options: CallModelOption
     overflowFallsBack,
     ...(config.getApiKey ? { getApiKey: config.getApiKey } : {}),
   });
+}
+
+/**
+ * The cost limit's prices for a config: `model.cost`, or with a chain, the cost of the model that
+ * answered each turn (by provider and id), so that turns served by a fallback are priced as such.
+ */
+export function pricingOf(config: AgentLoopConfig): { pricing?: CostConfig | ((message: AgentMessage) => CostConfig | undefined) } {
+  const models = config.models;
+  if (!models) return config.model.cost ? { pricing: config.model.cost } : {};
+  const chain = models.map(modelOf);
+  const costOf = (message: AgentMessage): CostConfig | undefined => {
+    if (message.role !== 'assistant') return config.model.cost;
+    return chain.find((m) => m.provider === message.provider && m.id === message.model)?.cost ?? config.model.cost;
+  };
+  return { pricing: costOf };
 }

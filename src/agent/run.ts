@@ -25,7 +25,7 @@ import { runToolCalls } from '../operators/run-tool-calls.js';
 import { filterInput } from '../operators/filter-input.js';
 import { limitExecution } from '../operators/limit-execution.js';
 import { callModel } from '../operators/call-model.js';
-import { fallbackModels } from './model-chain.js';
+import { fallbackModels, pricingOf } from './model-chain.js';
 import { isCut, settleCall } from '../operators/settle-call.js';
 import { onErrorHook } from '../operators/on-error-hook.js';
 import { postTurnPolicies } from '../operators/post-turn-policies.js';
@@ -214,7 +214,7 @@ export class Run {
     const guard: MonoTypeOperatorFunction<AgentEvent> = limits
       ? limitExecution(limits, {
           scheduler: this.scheduler,
-          ...(this.config.model.cost ? { pricing: this.config.model.cost } : {}),
+          ...pricingOf(this.config),
           onLimit: (reason) => this.limitReached$(reason),
         })
       : identity;

@@ -13,10 +13,11 @@ export class ExecutionTracker {
     private readonly pricing?: CostConfig,
   ) {}
 
-  recordTurn(usage: Usage): void {
+  /** Counts a turn; `pricing` (default the tracker's) prices its usage. */
+  recordTurn(usage: Usage, pricing: CostConfig | undefined = this.pricing): void {
     this.turns++;
     this.tokens += Usage.tokensOf(usage);
-    if (this.pricing) this.cost += Usage.estimatedCost(usage, this.pricing);
+    if (pricing) this.cost += Usage.estimatedCost(usage, pricing);
   }
 
   /** Why the run must stop now, or undefined. The texts follow phi-core ("Max turns reached (50/50)"). */

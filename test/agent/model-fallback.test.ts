@@ -106,6 +106,23 @@ describe('agentLoop with a models chain', () => {
     expect(lastAssistant(all).stopReason).toBe('error');
   });
 
+  it('prices each turn for the cost limit by the model that answered it', async () => {
+    const pricey: ModelConfig = { ...backup, cost: { input: 1_000, output: 1_000 } }; // $ per million tokens
+    const run = (fallbackModel: ModelConfig) => {
+      const primary = scriptedProvider([{ error: ProviderError.network('down') }]);
+      const fallback = scriptedProvider([{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }], usage: { input: 1_000, output: 0 } }, { text: '3' }]);
+      return events(agentLoop([userMessage('add', 0)], context([addTool]), {
+        model, provider: primary, models: [model, { model: fallbackModel, provider: fallback }], retry: false, limits: { maxCost: 0.5 },
+      }));
+    };
+    // $1 spent on the fallback's first turn: the limit stops the run before the second.
+    const limited = await run(pricey);
+    expect(lastAssistant(limited).content).toEqual([{ type: 'toolCall', id: expect.any(String), name: 'add', arguments: { a: 1, b: 2 } }]);
+    expect(agentEnd(limited).stopReason).toBe('guardRail');
+    const free = await run(backup);
+    expect(agentEnd(free).stopReason).toBe('stop');
+  });
+
   it('rejects a bad chain with InvalidConfig naming the entry, before any event', async () => {
     const cases: Array<[unknown, RegExp]> = [
       ['gpt', /^config\.models: expected an array/],
