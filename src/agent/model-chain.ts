@@ -4,7 +4,7 @@ import type { CostConfig } from '../types/usage.js';
 import { AgentError } from '../types/errors.js';
 import { callModelWithFallback, type ChainedModel, modelName } from '../operators/fallback-models.js';
 import type { CallModelOptions } from '../operators/call-model.js';
-import type { LoopStage } from '../operators/loop-state.js';
+import type { LoopStage, LoopState } from '../operators/loop-state.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
 import type { AgentLoopConfig } from './config.js';
 import { kindOf } from './check-prompts.js';
@@ -90,7 +90,7 @@ function invalid(field: string, reason: string): AgentError {
  * The loop's model-call stage for a config with `models`: {@link callModelWithFallback} over the
  * resolved chain, with the call options the loop would give `callModel` and the config's `getApiKey`.
  */
-export function fallbackModels(config: AgentLoopConfig, options: CallModelOptions, overflowFallsBack: () => boolean): LoopStage {
+export function fallbackModels(config: AgentLoopConfig, options: CallModelOptions, overflowFallsBack: (failed: LoopState) => boolean): LoopStage {
   const { provider, ...callOptions } = options;
   const registry = (model: ModelConfig): Provider => defaultProviderRegistry().resolve(model);
   return callModelWithFallback({

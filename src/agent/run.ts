@@ -523,9 +523,9 @@ export class Run {
       ...(c.signal ? { signal: c.signal } : {}),
       ...(c.operators?.providerStream ? { providerStream: c.operators.providerStream } : {}),
     };
-    // A `models` chain: the same call over each model in turn; an overflow falls back once compaction has had its retry.
+    // A `models` chain: the same call over each model in turn; an overflow falls back when recover$ would not compact and retry.
     return (this.modelStageMade ??= c.models
-      ? fallbackModels(c, options, () => !this.contextConfig || this.overflowRecovered)
+      ? fallbackModels(c, options, (failed) => !this.contextConfig || this.overflowRecovered || this.messageStarted || failed.partial !== undefined)
       : callModel(options));
   }
 

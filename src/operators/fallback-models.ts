@@ -19,10 +19,11 @@ export interface CallModelWithFallbackOptions extends Omit<CallModelOptions, 'pr
   /** `[primary, ...fallbacks]`: the first serves until a call fails in a way the next may not. */
   models: readonly ChainedModel[];
   /**
-   * Whether a context overflow hands the turn on now (default: always). The loop answers `false`
-   * while its one compaction-and-retry is still due, so that only an overflow beyond recovery falls back.
+   * Whether a context overflow hands the turn on now, given the state the failed call left (default:
+   * always). The loop answers `false` while its one compaction-and-retry is still due, so that only an
+   * overflow beyond recovery falls back.
    */
-  overflowFallsBack?: () => boolean;
+  overflowFallsBack?: (failed: LoopState) => boolean;
   /**
    * The API key of a fallback model, per call (the loop's `getApiKey`); default the model's own
    * `apiKey`. One that throws is reported as a `HookError` (hook `getApiKey`) and the model's own key is used.
@@ -47,7 +48,7 @@ export function fallbackReason(error: unknown): ModelFallbackReason | undefined 
 /**
  * The `callModel` stage over a chain of models. A call goes to the current model (at first the
  * primary, `models[0]`); when it fails after its retry budget with a retryable error, or fast with
- * an open circuit, or with a context overflow (once `overflowFallsBack()` says so), a
+ * an open circuit, or with a context overflow (once `overflowFallsBack` says so), a
  * `ModelFallback` event announces the next model, which takes the turn with the same request
  * (its `model` and `apiKey` replaced: each Provider translates the history for its API, foreign
  * thinking as text, tool-call ids as its API requires). If the failed call had streamed part of
@@ -114,7 +115,7 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
           const error = output.failure?.error;
           const reason = error === undefined || isCut(error, options.signal) ? undefined : fallbackReason(error);
           if (error !== undefined) failures.push(`${modelName(models[index]!.model)}: ${failureText(error)}`);
-          if (reason && index + 1 < models.length && (reason !== 'contextOverflow' || overflowFallsBack())) {
+          if (reason && index + 1 < models.length && (reason !== 'contextOverflow' || overflowFallsBack(output))) {
             shown = output.partial ?? shown;
             out.next(fallbackEvent(state, models[index]!.model, models[index + 1]!.model, reason, error, scheduler.now()));
             handOn = index + 1;

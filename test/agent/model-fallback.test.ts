@@ -75,6 +75,13 @@ describe('agentLoop with a models chain', () => {
     expect(direct.find((e) => e.type === 'ModelFallback')).toMatchObject({ reason: 'contextOverflow' });
     expect(direct.some((e) => e.type === 'CompactionStart')).toBe(false);
     expect(lastAssistant(direct).stopReason).toBe('stop');
+
+    // An overflow after partial output is not compacted and retried: it falls back at once, also with compaction on.
+    const streamed = chain([{ text: 'Half an answer', errorAfter: 2, error: overflow() }], [{ text: 'bigger window' }], { contextConfig: { maxContextTokens: 100_000 } });
+    const late = await events(agentLoop([userMessage('go', 0)], context([], history), streamed.config));
+    expect(late.find((e) => e.type === 'ModelFallback')).toMatchObject({ reason: 'contextOverflow' });
+    expect(late.some((e) => e.type === 'CompactionStart')).toBe(false);
+    expect(lastAssistant(late)).toMatchObject({ stopReason: 'stop', provider: 'backup' });
   });
 
   it('ends the turn in error naming each model\'s failure when every model fails', async () => {
