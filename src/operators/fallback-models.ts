@@ -81,10 +81,10 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
   const stages = models.map(({ provider }) => callModel({ ...callOptions, provider }));
   let current = 0;
 
-  /** The request for model `index`; a `getApiKey` that throws is reported through `report`. */
+  /** The request for model `index` (the request itself when it names that model); a `getApiKey` that throws is reported through `report`. */
   const requestFor = (request: StreamRequest, index: number, loopId: string, report: (event: AgentEvent) => void): Observable<StreamRequest> => {
-    if (index === 0) return of(request);
     const model = models[index]!.model;
+    if (request.model.provider === model.provider && request.model.id === model.id && request.model.api === model.api) return of(request);
     const { apiKey: _primaryKey, ...rest } = request; // one provider's key is never sent to another
     const key$ = getApiKey
       ? callHookSafely<string | undefined>(() => getApiKey(model), model.apiKey, (e) =>
@@ -105,8 +105,8 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
 
     const attempt = (index: number, from: LoopState): void => {
       let handOn: number | undefined;
-      const report = (event: AgentEvent): void => out.next(event);
-      subscription = stages[index]!(requestFor(request, index, state.loopId, report).pipe(map((r): LoopState => ({ ...from, request: r })))).subscribe({
+      const request$ = requestFor(request, index, state.loopId, (event) => out.next(event)).pipe(map((r): LoopState => ({ ...from, request: r })));
+      subscription = stages[index]!(request$).subscribe({
         next: (output) => {
           if (!isLoopState(output)) {
             out.next(shown && output.type === 'MessageStart' ? reset(output.loopId, output.message as AssistantMessage, output.timestamp) : output);

@@ -89,6 +89,10 @@ describe('callModelWithFallback', () => {
     expect('apiKey' in anthropic.requests[0]!).toBe(false);
     expect(google.requests[0]).toEqual({ ...request, model: gemini, apiKey: 'g-key' });
     expect(google.requests[0]!.messages).toBe(request.messages);
+    // A request built for another model than the chain's first is sent to the chain's model.
+    const first = provider(() => throwError(() => new ProviderError('auth', 'no')));
+    of(withRequest).pipe(callModelWithFallback({ models: [{ model: claude, provider: first }] })).subscribe();
+    expect(first.requests[0]).toEqual({ ...request, model: claude, apiKey: undefined });
   });
 
   it('names every model\'s failure when the last one fails too, and keeps the kind of the last error', () => {
