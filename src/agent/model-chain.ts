@@ -1,10 +1,10 @@
 import type { ModelConfig, Provider } from '../types/provider.js';
-import type { AgentMessage } from '../types/message.js';
+import type { AssistantMessage } from '../types/message.js';
 import type { CostConfig } from '../types/usage.js';
 import { AgentError } from '../types/errors.js';
 import { callModelWithFallback, type ChainedModel, modelName } from '../operators/fallback-models.js';
 import type { CallModelOptions } from '../operators/call-model.js';
-import type { LoopStage, LoopState } from '../operators/loop-state.js';
+import type { LoopStage } from '../operators/loop-state.js';
 import { defaultProviderRegistry } from '../sources/providers/registry.js';
 import type { AgentLoopConfig } from './config.js';
 import { kindOf } from './check-prompts.js';
@@ -89,14 +89,17 @@ function invalid(field: string, reason: string): AgentError {
 /**
  * The loop's model-call stage for a config with `models`: {@link callModelWithFallback} over the
  * resolved chain, with the call options the loop would give `callModel` and the config's `getApiKey`.
+ * A context overflow falls back once it is beyond recovery: no `contextConfig`, the one
+ * compaction-and-retry spent (`overflowRecovered`), or part of the message already shown.
  */
-export function fallbackModels(config: AgentLoopConfig, options: CallModelOptions, overflowFallsBack: (failed: LoopState) => boolean): LoopStage {
+export function fallbackModels(config: AgentLoopConfig, options: CallModelOptions): LoopStage {
   const { provider, ...callOptions } = options;
   const registry = (model: ModelConfig): Provider => defaultProviderRegistry().resolve(model);
+  const compacts = config.contextConfig !== undefined;
   return callModelWithFallback({
     ...callOptions,
     models: resolveModelChain(config.models ?? [config.model], provider, registry),
-    overflowFallsBack,
+    overflowFallsBack: (failed) => !compacts || failed.overflowRecovered === true || failed.partial !== undefined,
     ...(config.getApiKey ? { getApiKey: config.getApiKey } : {}),
   });
 }
@@ -105,13 +108,9 @@ export function fallbackModels(config: AgentLoopConfig, options: CallModelOption
  * The cost limit's prices for a config: `model.cost`, or with a chain, the cost of the model that
  * answered each turn (by provider and id), so that turns served by a fallback are priced as such.
  */
-export function pricingOf(config: AgentLoopConfig): { pricing?: CostConfig | ((message: AgentMessage) => CostConfig | undefined) } {
+export function pricingOf(config: AgentLoopConfig): { pricing?: CostConfig | ((message: AssistantMessage) => CostConfig | undefined) } {
   const models = config.models;
   if (!models) return config.model.cost ? { pricing: config.model.cost } : {};
   const chain = models.map(modelOf);
-  const costOf = (message: AgentMessage): CostConfig | undefined => {
-    if (message.role !== 'assistant') return config.model.cost;
-    return chain.find((m) => m.provider === message.provider && m.id === message.model)?.cost ?? config.model.cost;
-  };
-  return { pricing: costOf };
+  return { pricing: (message) => chain.find((m) => m.provider === message.provider && m.id === message.model)?.cost ?? config.model.cost };
 }

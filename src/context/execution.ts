@@ -13,11 +13,10 @@ export class ExecutionTracker {
     private readonly pricing?: CostConfig,
   ) {}
 
-  /** Counts a turn; `pricing` (default the tracker's) prices its usage. */
-  recordTurn(usage: Usage, pricing: CostConfig | undefined = this.pricing): void {
+  recordTurn(usage: Usage): void {
     this.turns++;
     this.tokens += Usage.tokensOf(usage);
-    if (pricing) this.cost += Usage.estimatedCost(usage, pricing);
+    if (this.pricing) this.cost += Usage.estimatedCost(usage, this.pricing);
   }
 
   /** Why the run must stop now, or undefined. The texts follow phi-core ("Max turns reached (50/50)"). */

@@ -1,14 +1,12 @@
 import { asyncScheduler, defer, type MonoTypeOperatorFunction, Observable, type SchedulerLike } from 'rxjs';
 import type { ExecutionLimits } from '../types/config.js';
 import type { AgentEvent } from '../types/events.js';
-import type { AgentMessage } from '../types/message.js';
 import type { CostConfig } from '../types/usage.js';
 import { ExecutionTracker } from '../context/execution.js';
 
 export interface LimitExecutionOptions {
   scheduler?: SchedulerLike;
-  /** Prices for the cost limit; a function prices each turn by the model that answered it (a fallback chain). */
-  pricing?: CostConfig | ((message: AgentMessage) => CostConfig | undefined);
+  pricing?: CostConfig;
   /**
    * Called instead of subscribing when a limit is reached, with the reason ("Max turns reached
    * (50/50)"); returns the events that end the run (the loop emits its "[Agent stopped: …]" message).
@@ -39,15 +37,14 @@ export function limitExecution(limits: ExecutionLimits, options: LimitExecutionO
   let tracker: ExecutionTracker | undefined;
   return (turn$) =>
     defer(() => {
-      const pricing = options.pricing;
-      tracker ??= new ExecutionTracker(limits, scheduler.now(), typeof pricing === 'function' ? undefined : pricing);
+      tracker ??= new ExecutionTracker(limits, scheduler.now(), options.pricing);
       const active = tracker;
       const reason = active.exceeded(scheduler.now());
       if (reason !== undefined) return options.onLimit(reason);
       return new Observable<AgentEvent>((subscriber) =>
         turn$.subscribe({
           next(event) {
-            if (event.type === 'TurnEnd') active.recordTurn(event.usage, typeof pricing === 'function' ? pricing(event.message) : pricing);
+            if (event.type === 'TurnEnd') active.recordTurn(event.usage);
             subscriber.next(event);
           },
           error: (e: unknown) => subscriber.error(e),
