@@ -2,7 +2,7 @@ import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { agentLoop, AgentError, defineOutput, userMessage, type AgentEvent } from '../../src/index.js';
 import { describeEvent } from '../../src/testing/index.js';
-import { addTool, agentEnd, config, context, events, run } from './helpers.js';
+import { addTool, agentEnd, config, context, events, model, run } from './helpers.js';
 
 const Weather = z.object({ city: z.string(), celsius: z.number() });
 
@@ -65,6 +65,18 @@ describe('agentLoop with config.output', () => {
     expect(end).not.toHaveProperty('output');
     expect(end).not.toHaveProperty('outputError');
     expect(cfg.provider.remaining).toBe(1);
+  });
+
+  it('with a models chain, the fallback model gets the same response format, and its answer is the output', async () => {
+    const { ProviderError } = await import('../../src/types/errors.js');
+    const { scriptedProvider } = await import('../../src/testing/index.js');
+    const fallback = scriptedProvider([{ text: '{"city":"Lima","celsius":20}' }]);
+    const backup = { id: 'backup-model', api: 'scripted' as const, provider: 'backup' };
+    const cfg = config([{ error: ProviderError.network('HTTP 503') }], { output: Weather, models: [model, { model: backup, provider: fallback }] });
+    const end = agentEnd(await events(agentLoop([userMessage('weather?', 0)], context([]), cfg)));
+    expect(fallback.requests[0]!.responseFormat).toEqual(cfg.provider.requests[0]!.responseFormat);
+    expect(fallback.requests[0]!.responseFormat?.name).toBe('output');
+    expect(end.output).toEqual({ city: 'Lima', celsius: 20 });
   });
 
   it('a run without output has neither field and sends no response format', async () => {
