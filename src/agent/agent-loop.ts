@@ -10,6 +10,7 @@ import {
 } from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
+import { fallbackModels, pricingOf } from './model-chain.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
 
 /**
@@ -72,10 +73,11 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
     ...defined({ maxTokens: c.maxTokens, temperature: c.temperature, apiKey: c.model.apiKey, convertToLlm: c.convertToLlm, context: c.operators?.context }),
     ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
   });
-  const call = callModel({
+  const callOptions = {
     provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true, ...signal,
     ...defined({ random: c.random, providerStream: c.operators?.providerStream }),
-  });
+  };
+  const call = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
   const tools = runToolCalls({
     tools: context.tools, strategy: c.toolExecution ?? 'parallel', scheduler, ...signal, preDispatch: policies.preDispatch ?? [],
     ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, steering: steering?.check() }),
@@ -83,7 +85,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
   });
 
   const turn = loopStages(
-    c.limits && limitTurns(c.limits, { scheduler, ...defined({ pricing: c.model.cost }) }),
+    c.limits && limitTurns(c.limits, { scheduler, ...pricingOf(c) }),
     steering && takeSteering(steer, { filters, scheduler }), //                                checkpoint 6: loop re-entry
     whenTurnDue(loopStages(
       hooks.beforeTurn && beforeTurnHook(hooks.beforeTurn, { scheduler }),

@@ -58,6 +58,8 @@ export interface OpenApiEntry {
 export interface AgentFile {
   name?: string;
   model: ModelSection;
+  /** Models that take a turn the one before could not serve (`models: [model, ...fallbackModels]`). */
+  fallbackModels?: ModelSection[];
   systemPrompt?: string;
   /** Built-in tools (`bash`, `read_file`, ...) and tools the caller registers, by name. */
   tools?: string[];
@@ -75,9 +77,7 @@ export interface AgentFile {
 }
 
 /** Keys the format reserves for features not built yet: rejected with a message saying so. */
-export const NOT_SUPPORTED_YET: Readonly<Record<string, string>> = {
-  fallbackModels: 'fallback models are not supported yet',
-};
+export const NOT_SUPPORTED_YET: Readonly<Record<string, string>> = {};
 
 let built: Check<AgentFile> | undefined;
 
@@ -141,6 +141,7 @@ function buildAgentFileCheck(): Check<AgentFile> {
   return object({
     name: optional(nonEmptyString()),
     model,
+    fallbackModels: optional(arrayOf(model)),
     systemPrompt: optional(string),
     tools: optional(arrayOf(nonEmptyString())),
     mcpServers: optional(recordOf(mcpServer)),

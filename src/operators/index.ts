@@ -10,6 +10,7 @@ export * from './loop-state.js';
 export * from './compact-context.js';
 export * from './inject-queued.js';
 export * from './call-model.js';
+export * from './fallback-models.js';
 export { settleCall, type SettleCallOptions } from './settle-call.js';
 export * from './on-error-hook.js';
 export * from './post-turn-policies.js';

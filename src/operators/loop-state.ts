@@ -26,8 +26,8 @@ export interface LoopState {
   readonly partial?: AssistantMessage;
   /** This turn's final assistant message, once the model call delivered one. */
   readonly assistant?: AssistantMessage;
-  /** How this turn's model call failed, when it did (after its retries). */
-  readonly failure?: { readonly error: unknown };
+  /** How this turn's model call failed, when it did (after its retries), and the model it went to. */
+  readonly failure?: { readonly error: unknown; readonly model?: { readonly id: string; readonly provider: string } };
   /** This turn's tool results, in the order of the calls, once the tools have run. */
   readonly toolResults?: readonly ToolResultMessage[];
   /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
