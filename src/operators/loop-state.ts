@@ -175,7 +175,13 @@ export function runStage(stage: LoopStage, state: LoopState, sink: StageSink): (
  */
 export function loopStage(step: (state: LoopState) => StepOutputs): DirectStage {
   return directStage((state, sink) => {
-    const outputs = step(state);
+    let outputs: StepOutputs;
+    try {
+      outputs = step(state);
+    } catch (error) {
+      // A step that throws fails the stage (and the run), wherever it was called from.
+      return sink.error(error);
+    }
     if (isObservable(outputs)) {
       let left = state;
       const subscription = outputs.subscribe({
@@ -214,7 +220,11 @@ export function stateByState(work: (state: LoopState, out: StageOutput, done: ()
   return directStage((state, sink) => {
     let left = state;
     const out: StageOutput = { next: (o) => (isLoopState(o) ? (left = o) : sink.event(o)), error: sink.error };
-    return work(state, out, () => sink.done(left));
+    try {
+      return work(state, out, () => sink.done(left));
+    } catch (error) {
+      return sink.error(error);
+    }
   });
 }
 
