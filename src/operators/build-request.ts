@@ -9,7 +9,7 @@ import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { LlmViews } from '../agent/llm-views.js';
 import { hookError } from './ask-hook.js';
-import { type LoopOutput, type LoopStage, loopStage, type Mutable, type LoopState } from './loop-state.js';
+import { type LoopOutput, type LoopStage, loopStage, type LoopStateDraft, type LoopState } from './loop-state.js';
 
 export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 'tools' | 'thinkingLevel' | 'cacheConfig'> {
   /** The tools the model may call (their name, description and parameters are sent). */
@@ -63,7 +63,7 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
       ? { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm }
       : { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm, apiKey };
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
-    const next: Mutable<LoopState> = { ...state, request };
+    const next: LoopStateDraft = { ...state, request };
     if (state.sinceRequest) next.sinceRequest = [];
     return next;
   };

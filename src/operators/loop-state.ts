@@ -234,14 +234,14 @@ export function stateByState(work: (state: LoopState, out: StageOutput, done: ()
  */
 export function withRecords(state: LoopState, added: readonly AgentMessage[]): LoopState {
   if (added.length === 0) return state;
-  const next: Mutable<LoopState> = { ...state, messages: [...state.messages, ...added] };
+  const next: LoopStateDraft = { ...state, messages: [...state.messages, ...added] };
   if (state.newMessages) next.newMessages = [...state.newMessages, ...added];
   if (state.sinceRequest) next.sinceRequest = [...state.sinceRequest, ...added];
   return next;
 }
 
-/** A state being built by a stage (a fresh object, never one it was given). */
-export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** A state being built by a stage (a fresh object, never one it was given): `LoopState` without `readonly`. */
+export type LoopStateDraft = { -readonly [K in keyof LoopState]: LoopState[K] };
 
 /** `MessageStart` and `MessageEnd` of a message that enters the context whole (a prompt, a tool result, a notice). */
 export function announce(loopId: string, message: AgentMessage, timestamp: number): AgentEvent[] {
