@@ -4,12 +4,14 @@ import type { AgentMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
 import { Usage } from '../types/usage.js';
 import {
-  admitPrompts, afterTurnHook, beforeTurnHook, buildRequest, callModel, compactContext, decideNext, endRun, endTurn, eventsOf, injectQueued,
-  limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant,
+  admitPrompts, afterTurnHook, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn, eventsOf,
+  injectQueued, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant,
   recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
+import { fallbackModels, pricingOf } from './model-chain.js';
+import { responseFormatOf } from './output-spec.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
 
 /**
@@ -71,11 +73,13 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
     thinkingLevel: c.thinkingLevel ?? 'off', cacheConfig: c.cacheConfig ?? DEFAULT_CACHE_CONFIG,
     ...defined({ maxTokens: c.maxTokens, temperature: c.temperature, apiKey: c.model.apiKey, convertToLlm: c.convertToLlm, context: c.operators?.context }),
     ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
+    ...defined({ responseFormat: c.output && responseFormatOf(c.output) }),
   });
-  const call = callModel({
+  const callOptions = {
     provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true, ...signal,
     ...defined({ random: c.random, providerStream: c.operators?.providerStream }),
-  });
+  };
+  const call = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
   const tools = runToolCalls({
     tools: context.tools, strategy: c.toolExecution ?? 'parallel', scheduler, ...signal, preDispatch: policies.preDispatch ?? [],
     ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, steering: steering?.check() }),
@@ -83,7 +87,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
   });
 
   const turn = loopStages(
-    c.limits && limitTurns(c.limits, { scheduler, ...defined({ pricing: c.model.cost }) }),
+    c.limits && limitTurns(c.limits, { scheduler, ...pricingOf(c) }),
     steering && takeSteering(steer, { filters, scheduler }), //                                checkpoint 6: loop re-entry
     whenTurnDue(loopStages(
       hooks.beforeTurn && beforeTurnHook(hooks.beforeTurn, { scheduler }),
@@ -108,6 +112,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
       followUp: () => takeQueued(c.followUp).map((q) => q.message),
       ...defined({ steeringPending: steering && (() => steering.pending()) }),
     }),
+    c.output !== undefined && checkOutput(c.output, { scheduler, ...signal }), // the answer when the run would end: valid, or one corrective turn
   );
 
   return loopStages(

@@ -1,13 +1,16 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { ExecutionLimits } from '../types/config.js';
-import type { AgentMessage } from '../types/message.js';
+import type { AgentMessage, AssistantMessage } from '../types/message.js';
 import { Usage, type CostConfig } from '../types/usage.js';
 import { ExecutionTracker } from '../context/execution.js';
 import { announce, type LoopStage, loopStage, withRecords } from './loop-state.js';
 
 export interface LimitTurnsOptions {
-  /** Rates for `maxCost` (default: cost is not counted). */
-  pricing?: CostConfig;
+  /**
+   * Rates for `maxCost` (default: cost is not counted); a function prices each of the run's
+   * assistant messages by the model that wrote it (a fallback chain).
+   */
+  pricing?: CostConfig | ((message: AssistantMessage) => CostConfig | undefined);
   /** Clock for `maxDurationMs` and the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
 }
@@ -37,11 +40,13 @@ export function limitTurns(limits: ExecutionLimits, options: LimitTurnsOptions =
     if (state.ended) return state;
     const now = scheduler.now();
     const startedAt = state.startedAt ?? now;
-    const tracker = new ExecutionTracker(limits, startedAt, options.pricing);
+    const pricing = options.pricing;
+    const tracker = new ExecutionTracker(limits, startedAt);
     tracker.turns = state.turnIndex;
     if (state.usage) {
       tracker.tokens = Usage.tokensOf(state.usage);
-      if (options.pricing) tracker.cost = Usage.estimatedCost(state.usage, options.pricing);
+      if (typeof pricing === 'function') tracker.cost = costPerMessage(state.newMessages ?? [], pricing);
+      else if (pricing) tracker.cost = Usage.estimatedCost(state.usage, pricing);
     }
     const reason = tracker.exceeded(now);
     const timed = state.startedAt === undefined ? { ...state, startedAt } : state;
@@ -50,4 +55,14 @@ export function limitTurns(limits: ExecutionLimits, options: LimitTurnsOptions =
     const ended = reason.startsWith('Max turns') ? 'maxTurns' : 'guardRail';
     return [...announce(state.loopId, message, now), { ...withRecords(timed, [message]), ended }];
   });
+}
+
+function costPerMessage(messages: readonly AgentMessage[], pricing: (message: AssistantMessage) => CostConfig | undefined): number {
+  let cost = 0;
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    const rates = pricing(m);
+    if (rates) cost += Usage.estimatedCost(m.usage, rates);
+  }
+  return cost;
 }

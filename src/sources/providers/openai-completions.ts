@@ -64,6 +64,7 @@ export interface ChatCompletionsBody {
   reasoning?: { effort: 'low' | 'medium' | 'high' };
   temperature?: number;
   store?: boolean;
+  response_format?: { type: 'json_schema'; json_schema: { name: string; description?: string; schema: Record<string, unknown>; strict: boolean } };
 }
 
 /**
@@ -101,6 +102,8 @@ export function buildChatCompletionsRequest(request: StreamRequest): ChatComplet
   }
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (compat.supportsStore) body.store = false;
+  const format = request.responseFormat;
+  if (format) body.response_format = { type: 'json_schema', json_schema: { name: format.name, ...(format.description ? { description: format.description } : {}), schema: format.schema, strict: format.strict } };
   return body;
 }
 
@@ -112,8 +115,19 @@ export function mistralToolId(id: string): string {
   return hash.toString(36).padStart(9, '0').slice(-9);
 }
 
+/**
+ * OpenAI rejects tool-call ids longer than 40 characters; a longer id (another provider's) keeps
+ * its first 32 characters and gets a hash of the whole, the same for call and result.
+ */
+export function openAiToolId(id: string): string {
+  if (id.length <= 40) return id;
+  let hash = 2166136261;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619) >>> 0;
+  return `${id.slice(0, 32)}_${hash.toString(36).padStart(7, '0')}`;
+}
+
 function convertMessages(messages: readonly Message[], model: ModelConfig): ChatMessage[] {
-  const toolId = model.provider === 'mistral' ? mistralToolId : (id: string) => id;
+  const toolId = model.provider === 'mistral' ? mistralToolId : openAiToolId;
   const out: ChatMessage[] = [];
   let pendingImages: ImageContent[] = [];
   const flushImages = () => {
