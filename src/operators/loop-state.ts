@@ -33,7 +33,7 @@ export interface LoopState {
   readonly toolResults?: readonly ToolResultMessage[];
   /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
   readonly stopRequested?: string;
-  /** Every message this run added to the context, in order (what `AgentEnd` carries); kept by `appendMessages`. */
+  /** Every message this run added to the context, in order (what `AgentEnd` carries); kept by `withRecords`. */
   readonly newMessages?: readonly AgentMessage[];
   /** The messages added since the last request was built (what pre-turn policies see as new). */
   readonly sinceRequest?: readonly AgentMessage[];
