@@ -1,12 +1,12 @@
-import { defer, filter, type Observable, of } from 'rxjs';
+import { defer, type Observable } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
 import { Usage } from '../types/usage.js';
 import {
-  admitPrompts, afterTurnHook, beforeTurnHook, buildRequest, callModel, compactContext, decideNext, endRun, endTurn, injectQueued,
-  isLoopState, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant,
-  recordToolResults, recoverOverflow, repeatTurns, checkOutput, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
+  admitPrompts, afterTurnHook, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn, eventsOf,
+  injectQueued, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant,
+  recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
@@ -53,7 +53,7 @@ function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly A
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
     const start: LoopState = { type: 'LoopState', loopId: setup.loopId, messages: context.messages.slice(), pending: [], turnIndex: 0, newMessages: [], sinceRequest: [], usage: Usage.empty() };
-    return of(start).pipe(runStages(context, config, setup), filter((out): out is AgentEvent => !isLoopState(out)));
+    return eventsOf(runStages(context, config, setup), start);
   });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
 }
