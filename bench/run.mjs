@@ -1,6 +1,6 @@
 // `npm run bench`: the loop-overhead benchmark of issue #7 and the SSE parsing benchmark.
 //
-//   node bench/run.mjs [--json] [--preset long|wide] [--gc steady,forced] [--runs 7] [--warmup N] [--warmup-ms 1000] [--only a,b]
+//   node bench/run.mjs [--json] [--preset long|wide] [--gc steady,forced] [--runs 7] [--warmup N] [--warmup-ms 1000] [--rewarm-ms 500] [--only a,b]
 //                      [--no-sse] [--no-flat] [--markdown FILE] [--baseline FILE]
 //
 // `--baseline FILE` measures an older bundle of phi-rx (a copy of .tmp/bench/phi-rx.mjs saved
@@ -43,7 +43,7 @@ if (args.baseline) {
   CONTENDERS.splice(at + 1, 0, { id: 'phi-baseline', file: 'phi-agent-loop', short: 'phi-rx agentLoop (baseline bundle)', env: { PHI_RX_BUNDLE: args.baseline } });
 }
 
-const report = { node: process.version, date: new Date().toISOString(), loadAverage: os.loadavg()[0], runs: args.runs, warmupMs: args.warmupMs, presets: {}, flatness: undefined, sse: undefined, targets: [] };
+const report = { node: process.version, date: new Date().toISOString(), loadAverage: os.loadavg()[0], runs: args.runs, warmupMs: args.warmupMs, rewarmMs: args.rewarmMs, presets: {}, flatness: undefined, sse: undefined, targets: [] };
 const started = Date.now();
 
 for (const preset of args.presets) {
@@ -173,7 +173,7 @@ async function buildPhi() {
 // ---- children --------------------------------------------------------------------------------
 
 function runChild(contender, workload, warmup, runs, gc) {
-  const argv = [path.join(benchDir, 'child.mjs'), contender.file ?? contender.id, JSON.stringify(workload), String(warmup), String(runs), String(args.warmupMs), gc];
+  const argv = [path.join(benchDir, 'child.mjs'), contender.file ?? contender.id, JSON.stringify(workload), String(warmup), String(runs), String(args.warmupMs), gc, String(args.rewarmMs)];
   return runNode(gc === 'forced' ? ['--expose-gc', ...argv] : argv, contender.env);
 }
 
@@ -214,6 +214,7 @@ function summarize(r) {
     maxMs: Math.max(...r.times),
     times: r.times,
     cpuMedianMs: median(r.cpuTimes),
+    afterGcMedianMs: r.afterGcTimes?.length ? median(r.afterGcTimes) : undefined,
     warmupRuns: r.warmupRuns,
     nsPerDelta: (ms * 1e6) / deltas,
     deltasPerSecond: deltas / (ms / 1000),
@@ -283,16 +284,17 @@ function toMarkdown(rep) {
   for (const p of Object.values(rep.presets)) {
     out.push(
       '',
-      `**${p.preset}, ${p.gc === 'forced' ? 'GC forced before each run' : 'steady state (no forced GC)'}** — ${describe(p.workload)}; warm-up of at least ${p.warmup} run(s) and ${fmt(rep.warmupMs / 1000, 1)} s, then ${p.runs} measured runs per contender`,
+      `**${p.preset}, ${p.gc === 'forced' ? `GC forced before each run (full GC, ${fmt(rep.rewarmMs / 1000, 1)} s of re-warm runs, minor GC)` : 'steady state (no forced GC)'}** — ${describe(p.workload)}; warm-up of at least ${p.warmup} run(s) and ${fmt(rep.warmupMs / 1000, 1)} s, then ${p.runs} measured runs per contender`,
       '',
     );
+    const forced = p.gc === 'forced';
     out.push(
-      '| contender | ms / run (min–max) | CPU ms | ns / delta | deltas / s | events | warm-up runs | peak RSS: 1st run / all runs |',
-      '|---|---:|---:|---:|---:|---:|---:|---:|',
+      `| contender | ms / run (min–max) | CPU ms | ns / delta | deltas / s | events | warm-up runs | peak RSS: 1st run / all runs |${forced ? ' 1st run after a full GC, ms |' : ''}`,
+      `|---|---:|---:|---:|---:|---:|---:|---:|${forced ? '---:|' : ''}`,
     );
     for (const r of p.results) {
       out.push(
-        `| ${r.short} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.cpuMedianMs)} | ${fmt(r.nsPerDelta, 0)} | ${fmt(r.deltasPerSecond / 1e6, 2)} M | ${r.counts.events.toLocaleString('en-US')} | ${r.warmupRuns ?? '–'} | ${fmt(r.firstRunPeakRssMB, 0)} / ${fmt(r.peakRssMB, 0)} MB |`,
+        `| ${r.short} | ${fmt(r.medianMs)} (${fmt(r.minMs)}–${fmt(r.maxMs)}) | ${fmt(r.cpuMedianMs)} | ${fmt(r.nsPerDelta, 0)} | ${fmt(r.deltasPerSecond / 1e6, 2)} M | ${r.counts.events.toLocaleString('en-US')} | ${r.warmupRuns ?? '–'} | ${fmt(r.firstRunPeakRssMB, 0)} / ${fmt(r.peakRssMB, 0)} MB |${forced ? ` ${r.afterGcMedianMs === undefined ? '–' : fmt(r.afterGcMedianMs)} |` : ''}`,
       );
     }
     const phi = byId(p.results, 'phi-agent-loop');
@@ -337,7 +339,7 @@ function machine() {
 // ---- arguments -------------------------------------------------------------------------------
 
 function parseArgs(argv) {
-  const a = { json: false, presets: ['long', 'wide'], gc: ['steady', 'forced'], runs: 7, warmup: undefined, warmupMs: 1000, only: undefined, sse: true, flat: true, markdown: undefined, baseline: undefined };
+  const a = { json: false, presets: ['long', 'wide'], gc: ['steady', 'forced'], runs: 7, warmup: undefined, warmupMs: 1000, rewarmMs: 500, only: undefined, sse: true, flat: true, markdown: undefined, baseline: undefined };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -351,6 +353,7 @@ function parseArgs(argv) {
     else if (arg === '--runs') a.runs = Math.max(1, Number(value())); // below 7 only while developing
     else if (arg === '--warmup') a.warmup = Number(value());
     else if (arg === '--warmup-ms') a.warmupMs = Number(value());
+    else if (arg === '--rewarm-ms') a.rewarmMs = Number(value());
     else if (arg === '--only') a.only = value().split(',');
     else if (arg === '--no-sse') a.sse = false;
     else if (arg === '--no-flat') a.flat = false;
