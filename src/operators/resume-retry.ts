@@ -70,53 +70,71 @@ type Delta = Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolC
 export function resumeRetry(): OperatorFunction<StreamEvent | AttemptMark, StreamEvent | StreamReset> {
   return (source) =>
     new Observable<StreamEvent | StreamReset>((subscriber) => {
-      /** What has been emitted of the message: what a UI appending the deltas shows. */
-      let shown: Block[] = [];
-      /** The current attempt's output while it is still retracing `shown`; undefined once it has caught up or diverged. */
-      let fresh: Block[] | undefined;
-      const reset = (blocks: Block[], template: AssistantMessage): void => {
-        shown = blocks.map((b) => ({ ...b }));
-        fresh = undefined;
-        subscriber.next({ type: 'reset', message: { ...template, content: blocks.map(toContent) }, reason: 'retryDiverged' });
-      };
-      const emit = (e: Delta, text: string): void => {
-        apply(shown, e, text);
-        subscriber.next(text === deltaText(e) ? e : { ...e, delta: text } as Delta);
-      };
+      const resume = resumer((e) => subscriber.next(e));
       return source.subscribe({
-        next: (e) => {
-          if (e.type === 'attempt') {
-            fresh = shown.length > 0 ? [] : undefined;
-            return;
-          }
-          if (e.type === 'start') return subscriber.next(e);
-          if (e.type === 'done') {
-            // A new attempt that ended before retracing everything shown: what is shown is wrong.
-            if (fresh && !sameBlocks(fresh, shown)) reset(fresh, e.message);
-            fresh = undefined;
-            return subscriber.next(e);
-          }
-          if (!fresh) return emit(e, deltaText(e));
-          const matched = retrace(fresh, shown, e);
-          const text = deltaText(e);
-          if (matched.diverged) {
-            const before = fresh.map((b) => ({ ...b }));
-            if (matched.common > 0) apply(before, e, text.slice(0, matched.common));
-            reset(before, e.partial);
-            return emit(e, text.slice(matched.common));
-          }
-          apply(fresh, e, text);
-          if (matched.beyond || matched.common < text.length) {
-            // Caught up: from here the new attempt's output is new to the user.
-            fresh = undefined;
-            return emit(e, text.slice(matched.common));
-          }
-          if (sameBlocks(fresh, shown)) fresh = undefined; // exactly where the last attempt broke
-        },
+        next: (e) => (e.type === 'attempt' ? resume.attempt() : resume.push(e)),
         error: (err: unknown) => subscriber.error(err),
         complete: () => subscriber.complete(),
       });
     });
+}
+
+/** The state of {@link resumeRetry} over one model call's attempts. */
+export interface Resumer {
+  /** A new attempt begins (what an {@link AttemptMark} says). */
+  attempt(): void;
+  /** One event of the current attempt: what is new to the user goes on to `emit`. */
+  push(e: StreamEvent): void;
+}
+
+/**
+ * {@link resumeRetry} as a plain object over one model call: `attempt()` where an attempt begins,
+ * `push` for each of its events. The model-call stage drives it directly (no subscriber hop per delta).
+ */
+export function resumer(emit: (e: StreamEvent | StreamReset) => void): Resumer {
+  /** What has been emitted of the message: what a UI appending the deltas shows. */
+  let shown: Block[] = [];
+  /** The current attempt's output while it is still retracing `shown`; undefined once it has caught up or diverged. */
+  let fresh: Block[] | undefined;
+  const reset = (blocks: Block[], template: AssistantMessage): void => {
+    shown = blocks.map((b) => ({ ...b }));
+    fresh = undefined;
+    emit({ type: 'reset', message: { ...template, content: blocks.map(toContent) }, reason: 'retryDiverged' });
+  };
+  const deliver = (e: Delta, text: string): void => {
+    apply(shown, e, text);
+    emit(text === deltaText(e) ? e : ({ ...e, delta: text } as Delta));
+  };
+  return {
+    attempt: () => {
+      fresh = shown.length > 0 ? [] : undefined;
+    },
+    push: (e) => {
+      if (e.type === 'start') return emit(e);
+      if (e.type === 'done') {
+        // A new attempt that ended before retracing everything shown: what is shown is wrong.
+        if (fresh && !sameBlocks(fresh, shown)) reset(fresh, e.message);
+        fresh = undefined;
+        return emit(e);
+      }
+      if (!fresh) return deliver(e, deltaText(e));
+      const matched = retrace(fresh, shown, e);
+      const text = deltaText(e);
+      if (matched.diverged) {
+        const before = fresh.map((b) => ({ ...b }));
+        if (matched.common > 0) apply(before, e, text.slice(0, matched.common));
+        reset(before, e.partial);
+        return deliver(e, text.slice(matched.common));
+      }
+      apply(fresh, e, text);
+      if (matched.beyond || matched.common < text.length) {
+        // Caught up: from here the new attempt's output is new to the user.
+        fresh = undefined;
+        return deliver(e, text.slice(matched.common));
+      }
+      if (sameBlocks(fresh, shown)) fresh = undefined; // exactly where the last attempt broke
+    },
+  };
 }
 
 /**
