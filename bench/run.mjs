@@ -178,7 +178,9 @@ function runChild(contender, workload, warmup, runs, gc) {
 }
 
 function runSse() {
-  return runNode([path.join(benchDir, 'sse.mjs'), String(3 * args.runs)], args.baseline ? { PHI_RX_BASELINE: args.baseline } : undefined);
+  // The baseline's SSE readers are in its sibling phi-rx-sse.mjs (a copy of .tmp/bench keeps both).
+  const sseBaseline = args.baseline && path.join(path.dirname(args.baseline), 'phi-rx-sse.mjs');
+  return runNode([path.join(benchDir, 'sse.mjs'), String(3 * args.runs)], sseBaseline && existsSync(sseBaseline) ? { PHI_RX_BASELINE: sseBaseline } : undefined);
 }
 
 function runNode(argv, env) {

@@ -52,6 +52,8 @@ export function callModel(options: CallModelOptions): LoopStage {
   const providerOptions: ProviderOptions = options.signal ? { signal: options.signal, scheduler } : { scheduler };
   const retry: RetryConfig = { ...DEFAULT_RETRY_CONFIG, ...options.retry };
   const random = options.random ?? Math.random;
+  // With retries, a retry resumes where the last attempt broke (resumeRetry).
+  const resuming = (options.retry?.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0;
   const now = (): number => scheduler.now();
   return stateByState((state, subscriber, done) => {
     const request = state.request;
@@ -80,7 +82,7 @@ export function callModel(options: CallModelOptions): LoopStage {
       else partial = (event as { message: AssistantMessage }).message;
       subscriber.next(event);
     });
-    const resume = retry.maxRetries > 0 ? resumer(toEvents) : undefined;
+    const resume = resuming ? resumer(toEvents) : undefined;
     const deliver = resume ? resume.push : toEvents;
     let attempts = 0;
     let streamDone = false;
@@ -112,7 +114,14 @@ export function callModel(options: CallModelOptions): LoopStage {
           }
           const e = event as StreamEvent;
           if (e.type === 'done') streamDone = true;
-          deliver(e);
+          try {
+            deliver(e);
+          } catch (error) {
+            // A throw downstream fails the call as any operator's would: kept as the state's failure.
+            streamDone = false;
+            cut();
+            return settle({ error });
+          }
           // `done` is final: whatever the source sends after it is ignored, and it may drain on its own.
           if (streamDone) settle();
         },
