@@ -6,7 +6,7 @@
 //
 // Two protocols: `steady` (no forced GC: runs pay for their own garbage, as in a long-lived server)
 // and `forced` (needs --expose-gc): before each timed run a full gc(), then untimed re-warm runs
-// (at least one and at least `rewarmMs`), then a minor gc(), so that the timed run starts with no
+// (at least one and at least `rewarmMs` of CPU time), then a minor gc(), so that the timed run starts with no
 // earlier run's garbage, young or old, and with the JIT state a server has between two major GCs.
 // Why the re-warm: a full GC deoptimizes every optimized function whose code embeds an object that
 // died (V8: "marking dependent code for deoptimization, reason: weak objects"); a loop that creates
@@ -34,10 +34,13 @@ const baselineRss = process.memoryUsage().rss;
 assertCounts(contender.label, workload, await contender.run(workload));
 const firstRunPeakRss = process.resourceUsage().maxRSS * 1024;
 // Warm-up is counted in runs and in time: the JIT reaches a loop's steady state after a number of
-// calls, not of runs (a few-millisecond run needs many more runs than a slow one).
-const warmStart = performance.now();
+// calls, not of runs (a few-millisecond run needs many more runs than a slow one). The time is the
+// process's own CPU time, not wall-clock time: on a machine shared with other work a process that
+// waits for a core still gets the same amount of warm-up (a wall-clock second gave phi-rx 29 runs
+// at load 12 on 2 cores, against ~150 on an idle machine, and left it half-optimized).
+const warmStart = cpuMs();
 let warmupRuns = 1;
-for (; warmupRuns < warmups || performance.now() - warmStart < warmupMs; warmupRuns++) {
+for (; warmupRuns < warmups || cpuMs() - warmStart < warmupMs; warmupRuns++) {
   assertCounts(contender.label, workload, await contender.run(workload));
 }
 
@@ -80,8 +83,15 @@ process.stdout.write(
 async function afterFullGc() {
   globalThis.gc();
   const start = performance.now();
+  const cpuStart = cpuMs();
   assertCounts(contender.label, workload, await contender.run(workload));
   afterGcTimes.push(performance.now() - start);
-  while (performance.now() - start < rewarmMs) assertCounts(contender.label, workload, await contender.run(workload));
+  while (cpuMs() - cpuStart < rewarmMs) assertCounts(contender.label, workload, await contender.run(workload));
   globalThis.gc({ type: 'minor' });
+}
+
+/** The process's CPU time so far (user + system, all threads), in ms. */
+function cpuMs() {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
