@@ -6,6 +6,7 @@ export * from './operators/index.js';
 export { agentLoop, agentLoopContinue } from './agent/agent-loop.js';
 export type { AgentContext, AgentLoopConfig, PipelineOperators } from './agent/config.js';
 export { configSegment, loopIdFor, continuationTag } from './agent/ids.js';
+export { type ModelChoice, checkModelChain, resolveModelChain } from './agent/model-chain.js';
 export { defineTool, type ToolSpec } from './tools/define-tool.js';
 export type { StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';

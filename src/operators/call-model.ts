@@ -1,6 +1,6 @@
 import { asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import type { AssistantMessage } from '../types/message.js';
+import type { AssistantMessage, LlmMessage } from '../types/message.js';
 import type { Provider, ProviderOptions, StreamEvent } from '../types/provider.js';
 import { DEFAULT_RETRY_CONFIG, type RetryConfig } from '../types/config.js';
 import type { ProviderError } from '../types/errors.js';
@@ -23,6 +23,8 @@ export interface CallModelOptions {
   signal?: AbortSignal;
   /** Applied to the provider's raw stream, before retries (a circuit breaker, a log ...). */
   providerStream?: MonoTypeOperatorFunction<StreamEvent>;
+  /** The final message carries its turn (`turnId`) from its MessageEnd on, as the loop records it. */
+  tagTurn?: boolean;
 }
 
 /**
@@ -64,7 +66,7 @@ export function callModel(options: CallModelOptions): LoopStage {
     let partial: AssistantMessage | undefined;
     let assistant: AssistantMessage | undefined;
     let finished = false;
-    const settle = (failure?: { error: unknown }): void => {
+    const settle = (failure?: LoopState['failure']): void => {
       if (finished) return;
       finished = true;
       stopWaiting?.();
@@ -78,10 +80,14 @@ export function callModel(options: CallModelOptions): LoopStage {
     // not one per operator for every delta (the operators callProvider, markAttempt + retryBackoff
     // + resumeRetry and toMessageEvents do the same, step by step).
     const toEvents = messageEventsOf({ loopId: state.loopId, now }, (event: AgentEvent) => {
-      if (event.type === 'MessageEnd') partial = assistant = event.message as AssistantMessage;
-      else partial = (event as { message: AssistantMessage }).message;
+      if (event.type === 'MessageEnd') {
+        if (options.tagTurn) event = { ...event, message: { ...(event.message as AssistantMessage), turnId: { loopId: state.loopId, turnIndex: state.turnIndex } } as LlmMessage };
+        partial = assistant = event.message as AssistantMessage;
+      } else partial = (event as { message: AssistantMessage }).message;
       subscriber.next(event);
     });
+    // A failure names the model it went to (id and provider only).
+    const failure = (error: unknown): LoopState['failure'] => ({ error, model: { id: request.model.id, provider: request.model.provider } });
     const resume = resuming ? resumer(toEvents) : undefined;
     const deliver = resume ? resume.push : toEvents;
     let attempts = 0;
@@ -91,7 +97,7 @@ export function callModel(options: CallModelOptions): LoopStage {
     const failed = (error: unknown): void => {
       if (finished) return;
       const delayMs = retryDelay(retry, attempts + 1, error, random);
-      if (delayMs === undefined) return settle({ error });
+      if (delayMs === undefined) return settle(failure(error));
       attempts++;
       const e = error as ProviderError;
       subscriber.next({ type: 'RetryScheduled', loopId: state.loopId, attempt: attempts, delayMs, errorKind: e.kind, errorMessage: e.message, timestamp: now() });
@@ -120,7 +126,7 @@ export function callModel(options: CallModelOptions): LoopStage {
             // A throw downstream fails the call as any operator's would: kept as the state's failure.
             streamDone = false;
             cut();
-            return settle({ error });
+            return settle(failure(error));
           }
           // `done` is final: whatever the source sends after it is ignored, and it may drain on its own.
           if (streamDone) settle();

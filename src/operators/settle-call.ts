@@ -6,12 +6,14 @@ import { Usage } from '../types/usage.js';
 import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
 
 export interface SettleCallOptions {
-  /** The model asked, named on a message made when the stream left no partial. */
+  /** The model asked, named on a message made when the stream left no partial (unless the failure names the model it went to). */
   model: { readonly id: string; readonly provider: string };
   /** The caller's abort signal: a call cut by it settles as `aborted`. */
   signal?: AbortSignal;
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
+  /** The closed message carries its turn (`turnId`), as the loop records it. */
+  tagTurn?: boolean;
 }
 
 /**
@@ -39,7 +41,8 @@ export function settleCall(options: SettleCallOptions): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
   return concatMap((state: LoopState) => {
     if (state.ended || state.assistant) return of(state);
-    const message = closedPartial(state, options, scheduler.now());
+    const closed = closedPartial(state, options, scheduler.now());
+    const message = options.tagTurn ? ({ ...closed, turnId: { loopId: state.loopId, turnIndex: state.turnIndex } } as AssistantMessage) : closed;
     const timestamp = scheduler.now();
     const out: LoopOutput[] = [];
     if (!state.partial) out.push({ type: 'MessageStart', loopId: state.loopId, message, timestamp } satisfies AgentEvent);
@@ -69,12 +72,14 @@ function closedPartial(state: LoopState, options: SettleCallOptions, now: number
     text = failureText(failure.error);
   }
   const p = state.partial;
+  // The model the failed call went to (after a fallback, not the configured primary).
+  const asked = failure?.model ?? options.model;
   return {
     role: 'assistant',
     content: p ? p.content.filter((c) => c.type !== 'toolCall') : [],
     stopReason,
-    model: p?.model ?? options.model.id,
-    provider: p?.provider ?? options.model.provider,
+    model: p?.model ?? asked.id,
+    provider: p?.provider ?? asked.provider,
     usage: p ? { ...p.usage } : Usage.empty(),
     timestamp: p?.timestamp ?? now,
     errorMessage: text,

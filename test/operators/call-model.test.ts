@@ -65,7 +65,7 @@ describe('callModel', () => {
       expectObservable(cold('s|', { s: withRequest }).pipe(callModel({ provider: model$ }))).toBe('-a-u-(l|)', {
         a: expect.objectContaining({ type: 'MessageStart' }),
         u: expect.objectContaining({ type: 'MessageUpdate' }),
-        l: { ...rest, partial, failure: { error: broken } },
+        l: { ...rest, partial, failure: { error: broken, model: { id: 'm', provider: 'p' } } },
       });
     });
   });
@@ -88,7 +88,7 @@ describe('callModel', () => {
       const { request: _r, ...rest } = withRequest;
       expectObservable(cold('s|', { s: withRequest }).pipe(callModel({ provider: model$, retry: { maxRetries: 3 } }))).toBe('-a-(l|)', {
         a: expect.objectContaining({ type: 'MessageStart' }),
-        l: { ...rest, partial: emptyAssistant('m', 'p', 0), failure: { error: expect.objectContaining({ kind: 'other', message: expect.stringContaining('event 1 (textDelta) has a delta that is not a string') }) } },
+        l: { ...rest, partial: emptyAssistant('m', 'p', 0), failure: { error: expect.objectContaining({ kind: 'other', message: expect.stringContaining('event 1 (textDelta) has a delta that is not a string') }), model: { id: 'm', provider: 'p' } } },
       });
       expectSubscriptions(stream.subscriptions).toBe('^--!');
     });
