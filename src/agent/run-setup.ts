@@ -8,6 +8,7 @@ import { checkTools } from '../tools/check-tools.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { checkLoopOptions } from './check-options.js';
 import { checkPrompts } from './check-prompts.js';
+import { checkOutputName } from './output-spec.js';
 import { defaultIds } from './ids.js';
 import { queuedSize } from './steering-inbox.js';
 
@@ -32,6 +33,7 @@ export interface RunSetup {
 export function setUpRun(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): RunSetup {
   checkLoopOptions(config);
   checkTools(context.tools);
+  if (config.output !== undefined) checkOutputName(config.output, context.tools);
   const scheduler = config.scheduler ?? asyncScheduler;
   const checked = prompts === undefined ? undefined : checkPrompts(prompts, scheduler.now());
   if (prompts === undefined) checkContinuable(context, config);

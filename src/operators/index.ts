@@ -32,3 +32,5 @@ export * from './record-assistant.js';
 export * from './record-tool-results.js';
 export * from './decide-next.js';
 export * from './limit-turns.js';
+export * from './check-output.js';
+export * from './partial-output.js';

@@ -126,7 +126,8 @@ export type AgentErrorCode =
   | 'StrategyError'
   | 'InvalidTool'
   | 'InvalidPrompt'
-  | 'ProviderContract';
+  | 'ProviderContract'
+  | 'InvalidOutput';
 
 /** A misuse of the agent API, typed so callers can branch on `code`. */
 export class AgentError extends Error {
