@@ -339,7 +339,8 @@ export class BasicAgent extends AgentBuilder {
       tap((event) => {
         onEvent(event);
         this.store.push(event);
-        this.eventsSubject.next(event);
+        // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
+        if (this.eventsSubject.observed) this.eventsSubject.next(event);
       }),
       finalize(() => {
         if (this.controller === controller) {
