@@ -34,6 +34,7 @@ import type { AgentContext, AgentLoopConfig } from './config.js';
 import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
 import { checkPrompts } from './check-prompts.js';
+import { checkApprovalOptions } from './check-approval.js';
 import { checkTools } from '../tools/check-tools.js';
 import { LlmViews } from './llm-views.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
@@ -89,6 +90,7 @@ export class Run {
     // Bad options, tools or prompts fail the run before anything is emitted or sent to the model.
     checkLoopOptions(config);
     checkTools(context.tools);
+    checkApprovalOptions(config, context.tools);
     this.scheduler = config.scheduler ?? asyncScheduler;
     this.prompts = prompts === undefined ? undefined : checkPrompts(prompts, this.scheduler.now());
     if (prompts === undefined) this.checkContinuable(context);
@@ -606,6 +608,8 @@ export class Run {
       ...(c.steering ? { steering: this.steering.check() } : {}),
       ...(c.operators?.toolResults ? { toolResults: c.operators.toolResults } : {}),
       ...(c.operators?.toolCalls ? { toolCalls: c.operators.toolCalls } : {}),
+      ...(c.approval ? { approval: c.approval } : {}),
+      ...(c.cancelToolCalls ? { cancel$: c.cancelToolCalls } : {}),
     });
     return this.direct$(this.toolStage);
   }

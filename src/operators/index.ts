@@ -19,3 +19,5 @@ export * from './run-tool-calls.js';
 export * from './turn-bounds.js';
 export * from './build-request.js';
 export * from './loop-stages.js';
+export * from './request-approval.js';
+export * from './cancel-tool-calls.js';

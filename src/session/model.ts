@@ -119,6 +119,7 @@ const EVENT_TYPE_RECORD: Record<AgentEventType, true> = {
   MessageReset: true, MessageEnd: true, ToolExecutionStart: true, ToolExecutionUpdate: true, ToolExecutionEnd: true,
   ProgressMessage: true, InputRejected: true, ParallelLoopStart: true, ParallelLoopEnd: true, CompactionStart: true,
   CompactionEnd: true, RetryScheduled: true, HookError: true,
+  ToolApprovalRequested: true, ToolApprovalResolved: true,
 };
 const EVENT_TYPES = Object.keys(EVENT_TYPE_RECORD) as [AgentEventType, ...AgentEventType[]];
 

@@ -25,6 +25,8 @@ export interface ToolSpec<S> {
   jsonSchema?: JsonSchema;
   execute(args: ArgsOf<S>, ctx: ToolContext): ToolExecution;
   timeoutMs?: number;
+  /** Calls wait for approval before `execute`: always, or when the predicate over the raw arguments says so. */
+  needsApproval?: Tool['needsApproval'];
 }
 
 type ArgsOf<S> = S extends z.ZodType
@@ -79,6 +81,10 @@ export function defineTool<S extends z.ZodType | StandardSchemaV1 | JsonSchema>(
     execute: spec.execute,
   };
   if (spec.timeoutMs !== undefined) tool.timeoutMs = spec.timeoutMs;
+  if (spec.needsApproval !== undefined) {
+    if (typeof spec.needsApproval !== 'boolean' && typeof spec.needsApproval !== 'function') fail(`needsApproval must be a boolean or a function, got ${typeof spec.needsApproval}`);
+    tool.needsApproval = spec.needsApproval;
+  }
   return tool;
 }
 
