@@ -19,6 +19,9 @@ export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptIn
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export { AgentRunError, runText, textStream, textDeltas, finalText } from './agent/run-text.js';
 export * from './agent/parallel-index.js';
+export type { PendingApproval } from './agent/run-controls.js';
+export { openToolCalls } from './agent/open-calls.js';
+export { cancelledText } from './sources/tool-run.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';
 export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-b.js';

@@ -35,6 +35,7 @@ import { defaultIds } from './ids.js';
 import { checkLoopOptions } from './check-options.js';
 import { checkPrompts } from './check-prompts.js';
 import { checkApprovalOptions } from './check-approval.js';
+import { openToolCalls } from './open-calls.js';
 import { checkTools } from '../tools/check-tools.js';
 import { LlmViews } from './llm-views.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
@@ -127,6 +128,7 @@ export class Run {
     // A beforeLoop hook that threw is reported after AgentStart: AgentStart is every run's first event.
     yield this.hookErrors.splice(0);
     yield this.start$();
+    yield* this.answerOpenCalls();
     yield this.turns$();
     yield this.end$();
   }
@@ -143,12 +145,21 @@ export class Run {
     if (context.messages.length === 0) throw new AgentError('InvalidContinue', 'Cannot continue: the context has no messages.');
     const last = context.messages[context.messages.length - 1]!;
     const queued = queuedSize(this.config.steering) + queuedSize(this.config.followUp);
-    if (last.role === 'assistant' && queued === 0) {
+    if (last.role === 'assistant' && queued === 0 && !openToolCalls(context.messages)) {
       throw new AgentError(
         'InvalidContinue',
         'Cannot continue: the context ends with an assistant message and nothing is queued. Add a user message, steer or follow up first.',
       );
     }
+  }
+
+  /** A continuation of a run suspended mid-dispatch first answers the calls it left open (see `openToolCalls`). */
+  private *answerOpenCalls(): Generator<Stage, void, undefined> {
+    const open = this.prompts === undefined && !this.ended ? openToolCalls(this.messages) : undefined;
+    if (!open) return;
+    this.assistant = open;
+    yield this.tools$();
+    this.recordToolResults();
   }
 
   private beforeLoop$(): Stage {

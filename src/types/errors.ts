@@ -126,7 +126,10 @@ export type AgentErrorCode =
   | 'StrategyError'
   | 'InvalidTool'
   | 'InvalidPrompt'
-  | 'ProviderContract';
+  | 'ProviderContract'
+  | 'UnknownToolCall'
+  | 'UnknownBranch'
+  | 'InvalidApproval';
 
 /** A misuse of the agent API, typed so callers can branch on `code`. */
 export class AgentError extends Error {
