@@ -208,11 +208,18 @@ class ToolRun {
   private cutShort(reason: ToolCutReason): void {
     if (this.finished || this.cut !== undefined) return;
     this.cut = reason;
+    if (reason === 'cancelled') {
+      // The cancellation is the result, whatever the tool reports from its abort handler; then its signal aborts.
+      this.finish(textResult(cancelledText(this.cancelReason)), true);
+      this.abort(new ToolError('cancelled', this.cancelReason ?? 'cancelled'));
+      this.execution?.unsubscribe();
+      return;
+    }
     // An abort of the run reaches the tool with the run's own reason, as a linked signal would.
     const runSignal = this.options.signal;
-    this.abort(reason === 'aborted' && runSignal ? runSignal.reason : new ToolError(reason === 'timeout' ? 'timeout' : 'cancelled', this.cancelReason ?? reason));
+    this.abort(reason === 'aborted' && runSignal ? runSignal.reason : new ToolError(reason === 'timeout' ? 'timeout' : 'cancelled', reason));
     this.execution?.unsubscribe();
-    this.finish(textResult(reason === 'cancelled' ? cancelledText(this.cancelReason) : cutText(this.tool, reason, this.options.timeoutMs)), true);
+    this.finish(textResult(cutText(this.tool, reason, this.options.timeoutMs)), true);
   }
 
   private abort(reason: unknown): void {
