@@ -53,6 +53,16 @@ export abstract class AgentControls extends AgentBuilder {
   }
 
   /**
+   * Cancels one branch of the active `promptParallel` run (by config index or loop id) while the
+   * others go on: it ends `aborted`, and the evaluation sees it failed and `cancelled`, so it cannot
+   * win. Returns false, doing nothing, for a branch that has already ended; throws
+   * AgentError('UnknownBranch') for a key that names no branch, or when no parallel run is active.
+   */
+  cancelBranch(loopIdOrIndex: string | number, reason?: string): boolean {
+    return this.controls.cancelBranch(loopIdOrIndex, reason, this.isStreaming);
+  }
+
+  /**
    * Saves the agent's session to `store`: every loop with its events, a run that is still going
    * (waiting for approval, say) as far as it got. `restore` in another process picks it up.
    */

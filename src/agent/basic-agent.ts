@@ -172,7 +172,7 @@ export class BasicAgent extends AgentControls {
         agentId: this.agentId,
         sessionId: this.currentSessionId,
       };
-      const run$ = agentLoopParallel(prompts, context, branchConfigs, strategy, { signal: controller.signal, scheduler: this.scheduler, ids: this.ids, loopIds });
+      const run$ = agentLoopParallel(prompts, context, branchConfigs, strategy, { signal: controller.signal, scheduler: this.scheduler, ids: this.ids, loopIds, cancelBranches: this.controls.parallel(loopIds) });
       return this.track(run$, controller, (event) => {
         const result = event.type === 'ParallelLoopEnd' ? parallelResultOf(event) : undefined;
         if (result) {

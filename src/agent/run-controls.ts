@@ -36,6 +36,8 @@ export class RunControls {
   private readonly calls = new Map<string, boolean>();
   /** Answers given to a restored agent before the run that needs them resumes. */
   private readonly early = new Map<string, ApprovalDecision>();
+  /** The branches of the active `promptParallel` run, and which have ended. */
+  private branches: { loopIds: readonly string[]; ended: Set<string>; cancel: Subject<{ branch: number; reason?: string }> } | undefined;
 
   /** Follows one event of the agent's runs (and records it into the agent's session). */
   observe(event: AgentEvent, recorder: SessionRecorder): void {
@@ -61,6 +63,12 @@ export class RunControls {
       case 'ToolExecutionEnd':
         this.calls.set(event.toolCallId, true);
         this.pending.delete(event.toolCallId);
+        return;
+      case 'AgentEnd':
+        this.branches?.ended.add(event.loopId);
+        return;
+      case 'ParallelLoopEnd':
+        this.branches = undefined;
         return;
       default:
         return;
@@ -114,6 +122,30 @@ export class RunControls {
     }
     if (finished) return false;
     this.cancels.next({ toolCallId, ...(reason !== undefined ? { reason } : {}) });
+    return true;
+  }
+
+  /** Starts following a `promptParallel` run's branches; the returned source goes to `cancelBranches`. */
+  parallel(loopIds: readonly string[]): Observable<{ branch: number; reason?: string }> {
+    const cancel = new Subject<{ branch: number; reason?: string }>();
+    this.branches = { loopIds, ended: new Set(), cancel };
+    return cancel;
+  }
+
+  /**
+   * Cancels one branch of the active parallel run, by config index or loop id. False (a no-op)
+   * for a branch that has already ended; AgentError('UnknownBranch') for a key that names no
+   * branch, or when no parallel run is active.
+   */
+  cancelBranch(key: number | string, reason: string | undefined, running: boolean): boolean {
+    const b = running ? this.branches : undefined;
+    const index = b === undefined ? -1 : typeof key === 'number' ? (Number.isInteger(key) && key >= 0 && key < b.loopIds.length ? key : -1) : b.loopIds.indexOf(key);
+    if (!b || index < 0) {
+      const known = b ? `branches: 0..${b.loopIds.length - 1} or ${b.loopIds.join(', ')}` : 'no parallel run is active';
+      throw new AgentError('UnknownBranch', `cancelBranch(${JSON.stringify(key)}): no such branch (${known}).`);
+    }
+    if (b.ended.has(b.loopIds[index]!)) return false;
+    b.cancel.next({ branch: index, ...(reason !== undefined ? { reason } : {}) });
     return true;
   }
 
