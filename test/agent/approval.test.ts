@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, lastValueFrom, Subject, tap, toArray } from 'rxjs';
 import { z } from 'zod';
 import {
-  agentLoop, AgentError, defineTool, textOf, userMessage, type AgentEvent, type ApprovalAnswer, type ToolResultMessage,
+  agentLoop, AgentError, defineTool, textOf, userMessage, type AgentEvent, type AgentMessage, type ApprovalAnswer, type ToolResultMessage,
 } from '../../src/index.js';
 import { describeEvent } from '../../src/testing/index.js';
 import { addTool, agentEnd, config, context, events } from './helpers.js';
@@ -151,5 +151,26 @@ describe('tool approval in agentLoop', () => {
     await expect(start({ approval: { decide: () => undefined }, cancelToolCalls: 'a1' })).rejects.toThrow(/config\.cancelToolCalls: expected an Observable/);
     await expect(start({ approval: { decide: () => undefined }, cancelToolCalls: 'a1' })).rejects.toBeInstanceOf(AgentError);
     expect(() => defineTool({ name: 'x', description: 'x', parameters: z.object({}), needsApproval: 'yes' as never, execute: () => '' })).toThrow(/needsApproval must be a boolean or a function/);
+  });
+});
+
+describe('agentLoopContinue answers the calls a suspended run left open', () => {
+  it('runs the open calls of the last assistant message first (approval included), then the model', async () => {
+    const { agentLoopContinue, openToolCalls } = await import('../../src/index.js');
+    const assistant = {
+      role: 'assistant' as const, stopReason: 'toolUse' as const, model: 'm', provider: 'p', timestamp: 1,
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      content: [{ type: 'toolCall' as const, id: 't1', name: 'transfer', arguments: { amount: 5 } }, { type: 'toolCall' as const, id: 'a1', name: 'add', arguments: { a: 1, b: 1 } }],
+    };
+    const answered = { role: 'toolResult' as const, toolCallId: 'a1', toolName: 'add', content: [{ type: 'text' as const, text: '2' }], isError: false, timestamp: 2 };
+    const messages = [userMessage('pay', 0), assistant, answered] as AgentMessage[];
+    expect(openToolCalls(messages)?.content.map((c) => (c as { id: string }).id)).toEqual(['t1']);
+    expect(openToolCalls([userMessage('x', 0)])).toBeUndefined();
+    const cfg = config([{ text: 'paid' }], { approval: { decide: () => ({ approved: true }) } });
+    const all = await events(agentLoopContinue(context([guarded, addTool], messages), cfg));
+    expect(visible(all).slice(0, 5)).toEqual(['AgentStart', 'ToolApprovalRequested:transfer', 'ToolApprovalResolved:transfer:approved', 'ToolExecutionStart:transfer', 'ToolExecutionEnd:transfer']);
+    expect(results(all)).toEqual({ t1: { text: 'moved 5', isError: false } });
+    expect(cfg.provider.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult']);
+    expect(agentEnd(all).stopReason).toBe('stop');
   });
 });
