@@ -47,7 +47,7 @@ export interface ToolApprovalConfig {
 
 /** How a wait for approval ended: approved (with the arguments to run), denied, aborted or cancelled. */
 export type ApprovalVerdict =
-  | { type: 'ApprovalVerdict'; call: ToolCall; outcome: 'approved'; args: Record<string, unknown> }
+  | { type: 'ApprovalVerdict'; call: ToolCall; outcome: 'approved'; args: Record<string, unknown>; reason?: string }
   | { type: 'ApprovalVerdict'; call: ToolCall; outcome: 'denied' | 'aborted' | 'cancelled'; reason?: string };
 
 export interface RequestApprovalOptions extends ToolApprovalConfig {
@@ -138,13 +138,13 @@ function awaitDecision(call: ToolCall, o: RequestApprovalOptions, now: () => num
 }
 
 function verdictOf(call: ToolCall, d: ApprovalDecision): ApprovalVerdict {
-  if (d.approved === true) return { type: 'ApprovalVerdict', call, outcome: 'approved', args: d.args ?? call.arguments };
+  if (d.approved === true) return { type: 'ApprovalVerdict', call, outcome: 'approved', args: d.args ?? call.arguments, ...(d.reason !== undefined ? { reason: d.reason } : {}) };
   return { type: 'ApprovalVerdict', call, outcome: 'denied', ...(d.reason !== undefined ? { reason: d.reason } : {}) };
 }
 
 function resolvedEvent(loopId: string, v: ApprovalVerdict, timestamp: number): AgentEvent {
   const approved = v.outcome === 'approved';
-  const reason = v.outcome === 'approved' ? undefined : v.outcome === 'denied' ? v.reason : `${v.outcome}${v.reason ? `: ${v.reason}` : ''}`;
+  const reason = v.outcome === 'approved' || v.outcome === 'denied' ? v.reason : `${v.outcome}${v.reason ? `: ${v.reason}` : ''}`;
   return {
     type: 'ToolApprovalResolved',
     loopId,
