@@ -6,6 +6,7 @@ export * from './operators/index.js';
 export { agentLoop, agentLoopContinue } from './agent/agent-loop.js';
 export type { AgentContext, AgentLoopConfig, PipelineOperators } from './agent/config.js';
 export { configSegment, loopIdFor, continuationTag } from './agent/ids.js';
+export { type ModelChoice, checkModelChain, resolveModelChain } from './agent/model-chain.js';
 export { defineTool, type ToolSpec } from './tools/define-tool.js';
 export type { StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
@@ -20,7 +21,6 @@ export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export { AgentRunError, runText, textStream, textDeltas, finalText } from './agent/run-text.js';
 export * from './agent/parallel-index.js';
 export type { PendingApproval } from './agent/run-controls.js';
-export { openToolCalls } from './agent/open-calls.js';
 export { cancelledText } from './sources/tool-run.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';

@@ -1,8 +1,17 @@
-import { defer, type Observable } from 'rxjs';
+import { defer, filter, type Observable, of } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
+import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
+import { Usage } from '../types/usage.js';
+import {
+  admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, compactContext, decideNext, endRun, endTurn, injectQueued,
+  isLoopState, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant,
+  recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
+} from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
-import { Run } from './run.js';
+import { type RunSetup, setUpRun } from './run-setup.js';
+import { fallbackModels, pricingOf } from './model-chain.js';
+import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
 
 /**
  * Runs an agent from new prompts: a cold Observable of every event of the run, ending with
@@ -10,10 +19,9 @@ import { Run } from './run.js';
  * subscribe; unsubscribing tears everything down (HTTP, tools, timers) without further events;
  * aborting `config.signal` ends the run gracefully with TurnEnd and AgentEnd.
  *
- * The run is a pipeline of operators — `filterInput` on the prompts, per turn `compact`, the
- * provider stream through `retryBackoff` and `toMessageEvents`, `dispatchTools`, and
- * `limitExecution` guarding each turn, repeated while there is work (tool results, steering,
- * follow-ups). `config.operators` inserts your own operators at its stages.
+ * The run is a composition of the exported stage operators over one immutable `LoopState`
+ * (`runStages` below, in the order of spec 000's lifecycle); `config.operators` inserts your own
+ * operators at its stages, and the stages compose into a loop of your own.
  *
  * Bad input fails the Observable with an AgentError before any event and before the model is
  * called: options (`InvalidConfig`, e.g. `config.toolExecution: …`), tools (`InvalidTool`: a name,
@@ -41,6 +49,98 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 }
 
 function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
-  const events$ = defer(() => new Run(context, config, prompts).events$());
+  const events$ = defer(() => {
+    const setup = setUpRun(context, config, prompts);
+    const start: LoopState = { type: 'LoopState', loopId: setup.loopId, messages: context.messages.slice(), pending: [], turnIndex: 0, newMessages: [], sinceRequest: [], usage: Usage.empty() };
+    return of(start).pipe(runStages(context, config, setup), filter((out): out is AgentEvent => !isLoopState(out)));
+  });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
+}
+
+/** The run, top to bottom: open it, admit its input, turn after turn while there is work, close it. */
+function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): LoopStage {
+  const { scheduler, prompts } = setup;
+  const hooks = c.hooks ?? {};
+  const policies = c.policies ?? {};
+  const filters = c.inputFilters ?? [];
+  const signal = c.signal ? { signal: c.signal } : {};
+  const steering = c.steering ? new SteeringInbox(c.steering, c.steeringPolicy) : undefined;
+  const steer = (): AgentMessage[] => steering!.take().map((q) => q.message);
+  const compaction = c.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...c.contextConfig } : undefined;
+  const request = buildRequest({
+    model: c.model, systemPrompt: context.systemPrompt, tools: context.tools, sessionId: setup.sessionId, scheduler, ...signal,
+    thinkingLevel: c.thinkingLevel ?? 'off', cacheConfig: c.cacheConfig ?? DEFAULT_CACHE_CONFIG,
+    ...defined({ maxTokens: c.maxTokens, temperature: c.temperature, apiKey: c.model.apiKey, convertToLlm: c.convertToLlm, context: c.operators?.context }),
+    ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
+  });
+  const callOptions = {
+    provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true, ...signal,
+    ...defined({ random: c.random, providerStream: c.operators?.providerStream }),
+  };
+  const call = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
+  const tools = runToolCalls({
+    tools: context.tools, strategy: c.toolExecution ?? 'parallel', scheduler, ...signal, preDispatch: policies.preDispatch ?? [],
+    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, steering: steering?.check() }),
+    ...defined({ toolResults: c.operators?.toolResults, toolCalls: c.operators?.toolCalls }),
+    ...defined({ approval: c.approval, cancel$: c.cancelToolCalls }),
+  });
+
+  const turn = loopStages(
+    c.limits && limitTurns(c.limits, { scheduler, ...pricingOf(c) }),
+    steering && takeSteering(steer, { filters, scheduler }), //                                checkpoint 6: loop re-entry
+    whenTurnDue(loopStages(
+      hooks.beforeTurn && beforeTurnHook(hooks.beforeTurn, { scheduler }),
+      steering && takeSteering(steer, { filters, scheduler, oncePerTurn: true }), //          checkpoint 1: before the model call
+      startTurn({ scheduler, firstTrigger: setup.firstTrigger }),
+      compaction && compactContext(compaction, { scheduler }),
+      some(policies.preTurn) && preTurnPolicies(policies.preTurn, { model: c.model, scheduler }),
+      request,
+      call,
+      compaction && recoverOverflow(loopStages(compactContext(compaction, { reason: 'overflow', scheduler }), request, call)),
+      settleCall({ model: c.model, scheduler, tagTurn: true, ...signal }),
+      hooks.onError && onErrorHook(hooks.onError, { scheduler, ...signal }),
+      recordAssistant(),
+      tools,
+      recordToolResults(signal),
+      some(policies.postTurn) && postTurnPolicies(policies.postTurn, { scheduler }),
+      endTurn({ scheduler, recorded: true }),
+      hooks.afterTurn && afterTurnHook(hooks.afterTurn, { scheduler }),
+    )),
+    decideNext({
+      scheduler, filters, ...signal, postLoop: policies.postLoop ?? [],
+      followUp: () => takeQueued(c.followUp).map((q) => q.message),
+      ...defined({ steeringPending: steering && (() => steering.pending()) }),
+    }),
+  );
+
+  return loopStages(
+    startRun({ agentId: setup.agentId, sessionId: setup.sessionId, scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }), ...parentOf(context) }),
+    prompts ? admitPrompts(prompts, { filters, scheduler }) : injectQueued(followUpsToContinue(c), { filters, scheduler }),
+    !prompts && answerOpenCalls(tools, recordToolResults(signal)),
+    repeatTurns(turn, { more: (s) => !s.ended }),
+    endRun({ scheduler, ...signal, ...defined({ afterLoop: hooks.afterLoop }) }),
+  );
+}
+
+/** A continuation of a context that ends with the model's answer picks up the queued follow-ups (when no steering waits). */
+function followUpsToContinue(c: AgentLoopConfig): (state: LoopState) => AgentMessage[] {
+  return (state) => {
+    const last = state.messages[state.messages.length - 1];
+    return last?.role === 'assistant' && queuedSize(c.steering) === 0 ? takeQueued(c.followUp).map((q) => q.message) : [];
+  };
+}
+
+function parentOf(c: AgentContext): Pick<AgentContext, 'parentLoopId' | 'parentToolCallId' | 'continuationKind'> {
+  return defined({ parentLoopId: c.parentLoopId, parentToolCallId: c.parentToolCallId, continuationKind: c.continuationKind });
+}
+
+function some<T>(list: readonly T[] | undefined): list is readonly T[] {
+  return list !== undefined && list.length > 0;
+}
+
+/** The fields that are set (optional options are left out rather than set to `undefined`). */
+function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+  return out as { [K in keyof T]?: Exclude<T[K], undefined> };
 }

@@ -4,7 +4,7 @@ import { type AgentMessage, userMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
 import type { ContinuationKind, SteeringPolicy } from '../types/config.js';
 import { AgentError } from '../types/errors.js';
-import { parseMessagesJson } from '../types/schemas.js';
+import { parseMessagesJson } from '../types/message-checks.js';
 import { MessageQueue } from '../sources/queues.js';
 import { agentLoop, agentLoopContinue } from './agent-loop.js';
 import { agentLoopParallel, parallelResultOf } from './parallel.js';

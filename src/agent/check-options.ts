@@ -1,6 +1,7 @@
 import type { AgentLoopConfig } from './config.js';
 import { AgentError } from '../types/errors.js';
 import { kindOf } from './check-prompts.js';
+import { checkModelChain } from './model-chain.js';
 
 const STEERING_POLICIES = ['wait', 'skip', 'interrupt'];
 const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'];
@@ -49,6 +50,7 @@ export function checkLoopOptions(config: AgentLoopConfig): void {
       throw invalid(k, `expected a MessageQueue or a function returning messages, got ${kindOf(source)}`);
     }
   }
+  if (c.models !== undefined) checkModelChain(c.models, config.model, config.provider);
   const filters = c.inputFilters;
   if (filters !== undefined) {
     if (!Array.isArray(filters)) throw invalid('inputFilters', `expected an array of functions, got ${kindOf(filters)}`);

@@ -11,6 +11,7 @@ import type { HookResult, InputFilter, LoopHooks, LoopPolicies } from '../types/
 import type { MessageSource } from '../sources/queues.js';
 import type { ToolApprovalConfig } from '../operators/request-approval.js';
 import type { ToolCallCancel } from '../operators/cancel-tool-calls.js';
+import type { ModelChoice } from './model-chain.js';
 
 /** What a loop runs on: the conversation so far, the tools, and who is running it. */
 export interface AgentContext {
@@ -48,6 +49,13 @@ export interface AgentLoopConfig {
   model: ModelConfig;
   /** Bypasses the provider registry (tests, custom backends). */
   provider?: Provider;
+  /**
+   * A model fallback chain, `[primary, ...fallbacks]`, whose first entry is `model`: when a call
+   * fails after its retries with a retryable error, with an open circuit, or with a context overflow
+   * beyond recovery, the next model takes the turn and the rest of the run (a `ModelFallback` event
+   * says so). Entries are ModelConfigs (provider from the registry) or `{ model, provider }`.
+   */
+  models?: readonly ModelChoice[];
   /** The `{configId}` segment of loop ids; derived from provider and model when absent. */
   configId?: string;
   thinkingLevel?: ThinkingLevel;

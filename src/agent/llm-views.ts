@@ -3,28 +3,33 @@ import { type AgentMessage, type Message, toLlmMessages } from '../types/message
 /**
  * What the provider sees of a run's messages (`toLlmMessages`), converted once per message:
  * messages are not changed once recorded, and converting the whole conversation again on every
- * turn would make a long run quadratic.
+ * turn would make a long run quadratic in conversions.
  */
 export class LlmViews {
   /** Views of arbitrary message lists (a transformed context), remembered per message. */
   private readonly byMessage = new WeakMap<AgentMessage, Message | null>();
-  /**
-   * The views of the run's context, kept in step with it: the context only grows between turns, so
-   * each turn converts just the messages added since the last one and copies the rest. A new array
-   * (compaction) or `reset` (a message replaced in place) starts it over.
-   */
-  private context: { of: readonly AgentMessage[]; seen: number; list: Message[] } | undefined;
+  /** The context last converted, and the view of each of its messages (`null`: not sent). */
+  private source: readonly AgentMessage[] = [];
+  private readonly views: (Message | null)[] = [];
 
-  /** The views of the run's own (growing) context array. */
+  /**
+   * The views of a run's context. Each turn's context is a new array that starts with the last
+   * one's messages: the views of that common prefix (compared by identity, so a compacted or
+   * edited context is converted again from where it differs) are kept, the rest converted.
+   */
   of(messages: readonly AgentMessage[]): Message[] {
-    if (this.context?.of !== messages) this.context = { of: messages, seen: 0, list: [] };
-    const views = this.context;
-    for (; views.seen < messages.length; views.seen++) {
-      // Each message is seen once here (no WeakMap entry: a table the GC must walk on every collection).
-      const view = llmView(messages[views.seen]!);
-      if (view !== null) views.list.push(view);
-    }
-    return views.list.slice();
+    const previous = this.source;
+    const shared = Math.min(previous.length, messages.length);
+    let same = 0;
+    while (same < shared && previous[same] === messages[same]) same++;
+    const views = this.views;
+    views.length = same;
+    // Each message is converted once here (no WeakMap entry: a table the GC must walk on every collection).
+    for (let i = same; i < messages.length; i++) views.push(llmView(messages[i]!));
+    this.source = messages;
+    const out: Message[] = [];
+    for (const view of views) if (view !== null) out.push(view);
+    return out;
   }
 
   /** The views of any list of messages, each remembered. */
@@ -39,11 +44,6 @@ export class LlmViews {
       if (view !== null) out.push(view);
     }
     return out;
-  }
-
-  /** The context changed in place: convert it again. */
-  reset(): void {
-    this.context = undefined;
   }
 }
 

@@ -1,11 +1,11 @@
 import { Observable } from 'rxjs';
-import { z } from 'zod';
 import type { AgentEvent } from '../types/events.js';
 import { textOf, userMessage, type AssistantMessage } from '../types/message.js';
 import type { ModelConfig, Provider } from '../types/provider.js';
 import type { AnyTool, Tool, ToolEmission } from '../types/tool.js';
 import { toolUpdate } from '../types/tool.js';
 import { defineTool } from '../tools/define-tool.js';
+import { argsSchema } from '../tools/args-schema.js';
 import { agentLoop } from './agent-loop.js';
 import type { AgentLoopConfig } from './config.js';
 import { defaultIds, loopIdFor } from './ids.js';
@@ -25,7 +25,11 @@ export interface SubAgentOptions {
   onEvent?(event: AgentEvent): void;
 }
 
-const SubAgentArgs = z.lazy(() => z.object({ task: z.string().min(1).describe('The task for the sub-agent, stated completely.') }));
+const subAgentArgs = argsSchema<{ task: string }>({
+  type: 'object',
+  properties: { task: { type: 'string', minLength: 1, description: 'The task for the sub-agent, stated completely.' } },
+  required: ['task'],
+});
 
 /**
  * A tool that delegates a task to a child agent loop with its own model, prompt, tools and turn
@@ -38,12 +42,12 @@ const SubAgentArgs = z.lazy(() => z.object({ task: z.string().min(1).describe('T
  * const researcher = subAgentTool({ name: 'research', model, systemPrompt: 'Research carefully.', tools: [search] });
  * new BasicAgent({ model }).withTools(researcher);
  */
-export function subAgentTool(options: SubAgentOptions): Tool<z.output<typeof SubAgentArgs>> {
+export function subAgentTool(options: SubAgentOptions): Tool<{ task: string }> {
   return defineTool({
     name: options.name,
     label: options.name,
     description: options.description ?? `Delegates a task to the "${options.name}" sub-agent and returns its answer.`,
-    parameters: SubAgentArgs,
+    parameters: subAgentArgs,
     execute: ({ task }, ctx) => {
       const ids = options.config?.ids ?? defaultIds;
       const sessionId = ids();

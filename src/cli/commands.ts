@@ -144,8 +144,7 @@ async function readSessionFile(file: string): Promise<Session> {
   }
   const parsed = parseSession(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${file}: not a phi-rx session: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new Error(`${file}: not a phi-rx session: ${parsed.error.path.join('.') || '(root)'}: ${parsed.error.problem}`);
   }
   return parsed.data;
 }

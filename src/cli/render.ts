@@ -24,7 +24,7 @@ interface RunningTool {
 
 /**
  * Renders agent events for a person at a terminal: streamed text, tool calls with a spinner and
- * their progress, retries, compaction, and usage and cost at the end.
+ * their progress, retries, model fallbacks, compaction, and usage and cost at the end.
  */
 export class TerminalRenderer {
   private readonly tools = new Map<string, RunningTool>();
@@ -64,6 +64,9 @@ export class TerminalRenderer {
       case 'RetryScheduled':
         this.endLine();
         return this.line(this.paint('33', `↻ retry ${e.attempt} in ${e.delayMs} ms (${e.errorKind}: ${e.errorMessage})`));
+      case 'ModelFallback':
+        this.endLine();
+        return this.line(this.paint('33', `⇢ ${e.from.provider}/${e.from.id} gave up (${e.errorMessage}); ${e.to.provider}/${e.to.id} takes over`));
       case 'CompactionEnd':
         this.endLine();
         return this.line(this.paint('2', `⇣ context compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`));

@@ -30,8 +30,8 @@ export interface ConfiguredAgent {
 
 /**
  * A BasicAgent from a config file: model, system prompt, tools by name (built-in tools work in
- * the config file's directory), MCP servers, OpenAPI specs, limits, retry, compaction and
- * steering policy. On any failure the MCP servers started so far are closed again.
+ * the config file's directory), fallback models, MCP servers, OpenAPI specs, limits, retry,
+ * compaction and steering policy. On any failure the MCP servers started so far are closed again.
  *
  * @example
  * const { agent, close } = await createAgentFromConfig('agent.toml', { tools: [myTool] });
@@ -45,9 +45,15 @@ export async function createAgentFromConfig(file: string, options: CreateAgentOp
   if (config.model.provider === 'scripted' && !options.provider) {
     throw loaded.errorAt(['model', 'provider'], '"scripted" needs a provider passed in code (createAgentFromConfig(file, { provider }))');
   }
+  const model = modelOf(config.model);
+  const fallbacks = (config.fallbackModels ?? []).map((entry, i) => {
+    if (entry.provider === 'scripted') throw loaded.errorAt(['fallbackModels', i, 'provider'], '"scripted" cannot be a fallback (its provider is the one passed in code)');
+    return modelOf(entry);
+  });
   const agent = new BasicAgent({
     ...options.agent,
-    model: modelOf(config),
+    model,
+    ...(fallbacks.length > 0 ? { models: [model, ...fallbacks] } : {}),
     ...(options.provider ? { provider: options.provider } : {}),
     ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
     tools,
@@ -86,8 +92,8 @@ export async function createAgentFromConfig(file: string, options: CreateAgentOp
   return { agent, name: config.name, loaded, close };
 }
 
-function modelOf(config: AgentFile): ModelConfig {
-  const { provider, id, ...rest } = config.model;
+function modelOf(section: AgentFile['model']): ModelConfig {
+  const { provider, id, ...rest } = section;
   const options: ModelOptions = rest;
   switch (provider) {
     case 'anthropic': return anthropic(id, options);

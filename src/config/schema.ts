@@ -75,6 +75,8 @@ const Compaction = z.strictObject({
 export const AgentFileSchema = z.strictObject({
   name: z.string().min(1).optional(),
   model: ModelSection,
+  /** Models that take a turn the one before could not serve (`models: [model, ...fallbackModels]`). */
+  fallbackModels: z.array(ModelSection).optional(),
   systemPrompt: z.string().optional(),
   /** Built-in tools (`bash`, `read_file`, ...) and tools the caller registers, by name. */
   tools: z.array(z.string().min(1)).optional(),
@@ -96,6 +98,4 @@ export type McpServerEntry = z.output<typeof McpServer>;
 export type OpenApiEntry = z.output<typeof OpenApiSpec>;
 
 /** Keys the format reserves for features not built yet: rejected with a message saying so. */
-export const NOT_SUPPORTED_YET: Readonly<Record<string, string>> = {
-  fallbackModels: 'fallback models are not supported yet',
-};
+export const NOT_SUPPORTED_YET: Readonly<Record<string, string>> = {};

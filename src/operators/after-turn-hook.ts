@@ -1,10 +1,8 @@
-import { asyncScheduler, concatMap, from, of } from 'rxjs';
-import type { AgentEvent } from '../types/events.js';
-import { errorMessage } from '../types/errors.js';
+import { asyncScheduler } from 'rxjs';
 import type { LoopHooks } from '../types/hooks.js';
-import { callHookSafely } from '../sources/hook-result.js';
+import { askHook } from './ask-hook.js';
 import type { TurnHookOptions } from './before-turn-hook.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { type LoopStage, loopStage } from './loop-state.js';
 
 /**
  * Calls an `afterTurn` hook with the context and the usage of the turn's assistant message (put
@@ -25,15 +23,9 @@ import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
  */
 export function afterTurnHook(hook: NonNullable<LoopHooks['afterTurn']>, options: TurnHookOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  return concatMap((state: LoopState) => {
+  return loopStage((state) => {
     const message = state.assistant;
-    if (!message) return of(state);
-    let failure: AgentEvent | undefined;
-    const report = (e: unknown): void => {
-      failure = { type: 'HookError', loopId: state.loopId, hook: 'afterTurn', message: errorMessage(e), timestamp: scheduler.now() };
-    };
-    return callHookSafely<void>(() => hook(state.messages, message.usage), undefined, report).pipe(
-      concatMap(() => (failure ? from<LoopOutput[]>([failure, state]) : of(state))),
-    );
+    if (!message) return state;
+    return askHook<void>('afterTurn', state.loopId, () => hook(state.messages, message.usage), undefined, scheduler, () => state);
   });
 }

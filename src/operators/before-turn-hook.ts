@@ -1,9 +1,7 @@
-import { asyncScheduler, concatMap, from, of, type SchedulerLike } from 'rxjs';
-import type { AgentEvent } from '../types/events.js';
-import { errorMessage } from '../types/errors.js';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { LoopHooks } from '../types/hooks.js';
-import { callHookSafely } from '../sources/hook-result.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { askHook } from './ask-hook.js';
+import { type LoopStage, loopStage } from './loop-state.js';
 
 export interface TurnHookOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -30,17 +28,10 @@ export interface TurnHookOptions {
  */
 export function beforeTurnHook(hook: NonNullable<LoopHooks['beforeTurn']>, options: TurnHookOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  return concatMap((state: LoopState) => {
-    if (state.ended) return of(state);
-    let failure: AgentEvent | undefined;
-    const report = (e: unknown): void => {
-      failure = { type: 'HookError', loopId: state.loopId, hook: 'beforeTurn', message: errorMessage(e), timestamp: scheduler.now() };
-    };
-    return callHookSafely<boolean | void>(() => hook(state.messages, state.turnIndex), true, report).pipe(
-      concatMap((go) => {
-        const next: LoopState = go === false ? { ...state, ended: 'userStop' } : state;
-        return failure ? from<LoopOutput[]>([failure, next]) : of(next);
-      }),
+  return loopStage((state) => {
+    if (state.ended) return state;
+    return askHook<boolean | void>('beforeTurn', state.loopId, () => hook(state.messages, state.turnIndex), true, scheduler, (go) =>
+      go === false ? { ...state, ended: 'userStop' } : state,
     );
   });
 }

@@ -1,9 +1,15 @@
-import { map } from 'rxjs';
-import { type AgentMessage, type Message, toLlmMessages } from '../types/message.js';
-import type { StreamRequest } from '../types/provider.js';
+import { asyncScheduler, concatMap, defer, map, type MonoTypeOperatorFunction, type Observable, of, type SchedulerLike } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import type { AgentMessage, Message } from '../types/message.js';
+import type { ModelConfig, StreamRequest } from '../types/provider.js';
 import type { AnyTool } from '../types/tool.js';
+import type { HookResult } from '../types/hooks.js';
 import { DEFAULT_CACHE_CONFIG } from '../types/config.js';
-import type { LoopStage, LoopState } from './loop-state.js';
+import { errorMessage } from '../types/errors.js';
+import { callHookSafely } from '../sources/hook-result.js';
+import { LlmViews } from '../agent/llm-views.js';
+import { hookError } from './ask-hook.js';
+import { type LoopOutput, type LoopStage, loopStage, type Mutable, type LoopState } from './loop-state.js';
 
 export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 'tools' | 'thinkingLevel' | 'cacheConfig'> {
   /** The tools the model may call (their name, description and parameters are sent). */
@@ -12,13 +18,29 @@ export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 't
   cacheConfig?: StreamRequest['cacheConfig'];
   /** Maps the context to what the model receives (default `toLlmMessages`: extension messages are not sent). */
   convertToLlm?(messages: readonly AgentMessage[]): Message[];
+  /** Rewrites the context before each call (RAG, summaries); may answer later. A failure emits a HookError and sends the context as it was. */
+  asyncTransformContext?(messages: AgentMessage[], signal: AbortSignal | undefined): HookResult<AgentMessage[]>;
+  /** Rewrites the context synchronously, after `asyncTransformContext`. A throw emits a HookError and sends the context as it was. */
+  transformContext?(messages: AgentMessage[]): AgentMessage[];
+  /** Your operator on the context about to be sent, after the transforms. */
+  context?: MonoTypeOperatorFunction<AgentMessage[]>;
+  /** Resolves the API key for each call (default `apiKey`). A failure emits a HookError and uses `apiKey`. */
+  getApiKey?(model: ModelConfig): HookResult<string | undefined>;
+  /** Handed to `asyncTransformContext`. */
+  signal?: AbortSignal;
+  /** Clock for the events' timestamps (default asyncScheduler). */
+  scheduler?: SchedulerLike;
 }
 
 /**
- * The loop's request stage: the request for this turn's model call, from the state's context. A
- * state whose run has ended passes through untouched.
+ * The loop's request stage: the request for this turn's model call, from the state's context,
+ * through the context transforms and your `context` operator, with the API key `getApiKey`
+ * resolves. Without transforms the request is built at once, and the conversion of the context for
+ * the model is kept from turn to turn (only new messages are converted). A state whose run has
+ * ended passes through untouched.
  *
- * Contract: per input state, the state with `request` set; no events.
+ * Contract: per input state, a HookError per failed transform or key lookup, then the state with
+ * `request` set (and `sinceRequest`, when kept, emptied).
  *
  * ```
  * source:   --s--|
@@ -30,11 +52,49 @@ export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 't
  * state$.pipe(loopStages(buildRequest({ model, systemPrompt: 'Be brief.', tools }), callModel({ provider })));
  */
 export function buildRequest(options: BuildRequestOptions): LoopStage {
-  const { tools = [], convertToLlm = toLlmMessages, thinkingLevel = 'off', cacheConfig = DEFAULT_CACHE_CONFIG, ...rest } = options;
+  const {
+    tools = [], convertToLlm, thinkingLevel = 'off', cacheConfig = DEFAULT_CACHE_CONFIG,
+    asyncTransformContext, transformContext, context, getApiKey, signal, scheduler = asyncScheduler, ...rest
+  } = options;
   const definitions = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-  return map((state: LoopState): LoopState => {
+  const views = new LlmViews();
+  const requestFor = (messages: readonly AgentMessage[], llm: Message[], apiKey: string | undefined): StreamRequest => {
+    const request: StreamRequest = { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm };
+    if (apiKey !== undefined) request.apiKey = apiKey;
+    else delete request.apiKey;
+    return request;
+  };
+  const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
+    const next: Mutable<LoopState> = { ...state, request };
+    if (state.sinceRequest) next.sinceRequest = [];
+    return next;
+  };
+  const plain = !asyncTransformContext && !transformContext && !context && !getApiKey;
+  return loopStage((state) => {
     if (state.ended) return state;
-    const request: StreamRequest = { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: convertToLlm(state.messages) };
-    return { ...state, request };
+    if (plain) {
+      const llm = convertToLlm ? convertToLlm(state.messages) : views.of(state.messages);
+      return withRequest(state, requestFor(state.messages, llm, rest.apiKey));
+    }
+    return defer(() => {
+      const failures: AgentEvent[] = [];
+      const safely = <T>(hook: string, call: () => HookResult<T>, fallback: T): Observable<T> =>
+        callHookSafely<T>(call, fallback, (e) => failures.push(hookError(hook, state.loopId, errorMessage(e), scheduler.now())));
+      let messages$: Observable<AgentMessage[]> = of(state.messages.slice());
+      if (asyncTransformContext) messages$ = messages$.pipe(concatMap((m) => safely('asyncTransformContext', () => asyncTransformContext(m, signal), m)));
+      if (transformContext) messages$ = messages$.pipe(concatMap((m) => safely('transformContext', () => transformContext(m), m)));
+      if (context) messages$ = messages$.pipe(context);
+      return messages$.pipe(
+        concatMap((messages) =>
+          (getApiKey ? safely('getApiKey', () => getApiKey(rest.model), rest.apiKey) : of(rest.apiKey)).pipe(
+            map((apiKey): LoopOutput[] => {
+              const llm = convertToLlm ? convertToLlm(messages) : views.each(messages);
+              return [...failures.splice(0), withRequest(state, requestFor(messages, llm, apiKey))];
+            }),
+          ),
+        ),
+        concatMap((outputs) => outputs),
+      );
+    });
   });
 }

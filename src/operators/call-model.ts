@@ -3,7 +3,7 @@ import {
   takeUntil,
 } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import type { AssistantMessage } from '../types/message.js';
+import type { AssistantMessage, LlmMessage } from '../types/message.js';
 import type { Provider, ProviderOptions, StreamEvent } from '../types/provider.js';
 import { DEFAULT_RETRY_CONFIG, type RetryConfig } from '../types/config.js';
 import { fromAbortSignal } from '../sources/cancellation.js';
@@ -25,6 +25,8 @@ export interface CallModelOptions {
   signal?: AbortSignal;
   /** Applied to the provider's raw stream, before retries (a circuit breaker, a log ...). */
   providerStream?: MonoTypeOperatorFunction<StreamEvent>;
+  /** The final message carries its turn (`turnId`) from its MessageEnd on, as the loop records it. */
+  tagTurn?: boolean;
 }
 
 /**
@@ -87,7 +89,10 @@ export function callModel(options: CallModelOptions): LoopStage {
     const subscription = stream$.subscribe({
       next: (event: AgentEvent) => {
         if (event.type === 'MessageStart' || event.type === 'MessageUpdate' || event.type === 'MessageReset') partial = event.message as AssistantMessage;
-        else if (event.type === 'MessageEnd') partial = assistant = event.message as AssistantMessage;
+        else if (event.type === 'MessageEnd') {
+          if (options.tagTurn) event = { ...event, message: { ...(event.message as AssistantMessage), turnId: { loopId: state.loopId, turnIndex: state.turnIndex } } as LlmMessage };
+          partial = assistant = event.message as AssistantMessage;
+        }
         subscriber.next(event);
       },
       error: (error: unknown) => {

@@ -1,9 +1,9 @@
-import { asyncScheduler, concat, concatMap, defer, EMPTY, from, map, of, type Observable, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, concat, concatMap, defer, EMPTY, from, of, type Observable, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
 import type { InputFilter } from '../types/hooks.js';
 import { filterInput } from './filter-input.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { type LoopOutput, type LoopStage, loopStage, type LoopState, type StepOutputs } from './loop-state.js';
 
 export interface InjectQueuedOptions {
   /** Checked on every queued user message; a rejected message is announced (`InputRejected`) and dropped. */
@@ -14,7 +14,7 @@ export interface InjectQueuedOptions {
 
 /**
  * The loop's "inject queued input" stage: when a state arrives, takes what is queued (steering,
- * follow-ups: `take` is called then, which is the spec's checkpoint) and appends it to the state's
+ * follow-ups: `take(state)` is called then, which is the spec's checkpoint) and appends it to the state's
  * `pending` messages, each user message through the input filters one at a time. A rejected
  * message is dropped and announced with `InputRejected`; the others still go in. A state whose run
  * has ended passes through and nothing is taken.
@@ -33,33 +33,32 @@ export interface InjectQueuedOptions {
  * const steering = new MessageQueue();
  * of(state).pipe(injectQueued(() => steering.take().map((q) => q.message), { filters: [noSecrets] }));
  */
-export function injectQueued(take: () => readonly AgentMessage[], options: InjectQueuedOptions = {}): LoopStage {
+export function injectQueued(take: (state: LoopState) => readonly AgentMessage[], options: InjectQueuedOptions = {}): LoopStage {
   const filters = options.filters ?? [];
   const scheduler = options.scheduler ?? asyncScheduler;
-  if (filters.length === 0) {
-    return map((state: LoopState) => {
-      if (state.ended) return state;
-      const taken = take();
-      return taken.length === 0 ? state : { ...state, pending: [...state.pending, ...taken] };
-    });
-  }
-  return concatMap((state: LoopState) =>
-    defer((): Observable<LoopOutput> => {
-      if (state.ended) return of(state);
-      const taken = take();
-      if (taken.length === 0) return of(state);
-      const admitted: AgentMessage[] = [];
-      const verdicts$ = from(taken).pipe(
-        concatMap((message) => of([message]).pipe(filterInput(filters))),
-        concatMap((verdict): Observable<AgentEvent> => {
-          if (verdict.action === 'pass') {
-            admitted.push(...verdict.messages);
-            return EMPTY;
-          }
-          return of({ type: 'InputRejected', loopId: state.loopId, reason: verdict.reason, timestamp: scheduler.now() });
-        }),
-      );
-      return concat(verdicts$, defer(() => of({ ...state, pending: [...state.pending, ...admitted] })));
-    }),
-  );
+  return loopStage((state) => (state.ended ? state : admitQueued(state, take(state), filters, scheduler)));
+}
+
+/**
+ * The state with `queued` appended to `pending`, each user message through the input filters one
+ * at a time (a refused one is dropped and announced with `InputRejected`). Synchronous when there
+ * are no filters.
+ */
+export function admitQueued(state: LoopState, queued: readonly AgentMessage[], filters: readonly InputFilter[], scheduler: SchedulerLike): StepOutputs {
+  if (queued.length === 0) return state;
+  if (filters.length === 0) return { ...state, pending: [...state.pending, ...queued] };
+  return defer(() => {
+    const admitted: AgentMessage[] = [];
+    const verdicts$ = from(queued).pipe(
+      concatMap((message) => of([message]).pipe(filterInput(filters))),
+      concatMap((verdict): Observable<AgentEvent> => {
+        if (verdict.action === 'pass') {
+          admitted.push(...verdict.messages);
+          return EMPTY;
+        }
+        return of({ type: 'InputRejected', loopId: state.loopId, reason: verdict.reason, timestamp: scheduler.now() });
+      }),
+    );
+    return concat(verdicts$, defer(() => of<LoopOutput>({ ...state, pending: [...state.pending, ...admitted] })));
+  });
 }

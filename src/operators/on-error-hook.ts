@@ -1,10 +1,8 @@
-import { asyncScheduler, concatMap, from, of, type SchedulerLike } from 'rxjs';
-import type { AgentEvent } from '../types/events.js';
-import { errorMessage } from '../types/errors.js';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { LoopHooks } from '../types/hooks.js';
-import { callHookSafely } from '../sources/hook-result.js';
+import { askHook } from './ask-hook.js';
 import { failureText, isCut } from './settle-call.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { type LoopStage, loopStage } from './loop-state.js';
 
 export interface OnErrorHookOptions {
   /** The caller's abort signal: a call cut by it is not an error to report. */
@@ -32,15 +30,9 @@ export interface OnErrorHookOptions {
  */
 export function onErrorHook(hook: NonNullable<LoopHooks['onError']>, options: OnErrorHookOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  return concatMap((state: LoopState) => {
+  return loopStage((state) => {
     const failure = state.failure;
-    if (!failure || state.assistant?.stopReason !== 'error' || isCut(failure.error, options.signal)) return of(state);
-    let report: AgentEvent | undefined;
-    const fail = (e: unknown): void => {
-      report = { type: 'HookError', loopId: state.loopId, hook: 'onError', message: errorMessage(e), timestamp: scheduler.now() };
-    };
-    return callHookSafely<void>(() => hook(failureText(failure.error), failure.error), undefined, fail).pipe(
-      concatMap(() => (report ? from<LoopOutput[]>([report, state]) : of(state))),
-    );
+    if (!failure || state.assistant?.stopReason !== 'error' || isCut(failure.error, options.signal)) return state;
+    return askHook<void>('onError', state.loopId, () => hook(failureText(failure.error), failure.error), undefined, scheduler, () => state);
   });
 }

@@ -1,10 +1,8 @@
-import { asyncScheduler, concat, concatMap, from, type Observable, of, type SchedulerLike } from 'rxjs';
-import type { AgentEvent } from '../types/events.js';
-import { type AssistantMessage, type LlmMessage, toolCallsOf } from '../types/message.js';
-import { errorMessage } from '../types/errors.js';
+import { asyncScheduler, concat, of, type SchedulerLike } from 'rxjs';
+import { type AgentMessage, type AssistantMessage, type LlmMessage, toolCallsOf } from '../types/message.js';
 import type { PostTurnPolicy, PostTurnVerdict } from '../types/hooks.js';
-import { callHookSafely } from '../sources/hook-result.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { askHook, hookError } from './ask-hook.js';
+import { asObservable, type LoopStage, loopStage, type LoopState, type StepOutputs } from './loop-state.js';
 
 export interface PostTurnPoliciesOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -36,43 +34,39 @@ const CONTINUE: PostTurnVerdict = { action: 'continue' };
  */
 export function postTurnPolicies(policies: readonly PostTurnPolicy[], options: PostTurnPoliciesOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  const hookError = (state: LoopState, message: string): AgentEvent => ({ type: 'HookError', loopId: state.loopId, hook: 'postTurn', message, timestamp: scheduler.now() });
-
-  const askFrom = (index: number, state: LoopState): Observable<LoopOutput> => {
+  const askFrom = (index: number, state: LoopState): StepOutputs => {
     const policy = policies[index];
     const message = state.assistant;
-    if (!policy || !message || state.stopRequested !== undefined) return of(state);
-    let report: AgentEvent | undefined;
+    if (!policy || !message || state.stopRequested !== undefined) return state;
     const ctx = { message, toolResults: state.toolResults ?? [], messages: state.messages, turnIndex: state.turnIndex };
-    return callHookSafely(() => policy(ctx), CONTINUE, (e) => (report = hookError(state, errorMessage(e)))).pipe(
-      concatMap((verdict) => {
-        const events: AgentEvent[] = report ? [report] : [];
-        let next = state;
-        if (verdict.action === 'stop') next = { ...state, stopRequested: verdict.reason };
-        else if (verdict.action === 'inject') {
-          if (signature(verdict.message) !== signature(message)) {
-            events.push(hookError(state, 'an Inject verdict may replace the assistant message but not add or drop tool calls; kept the original'));
-          } else next = replaced(state, message, verdict.message);
-        }
-        return events.length > 0 ? concat(from(events), askFrom(index + 1, next)) : askFrom(index + 1, next);
-      }),
-    );
+    return askHook('postTurn', state.loopId, () => policy(ctx), CONTINUE, scheduler, (verdict): StepOutputs => {
+      if (verdict.action === 'stop') return askFrom(index + 1, { ...state, stopRequested: verdict.reason });
+      if (verdict.action !== 'inject') return askFrom(index + 1, state);
+      if (signature(verdict.message) === signature(message)) return askFrom(index + 1, replaced(state, message, verdict.message));
+      const refused = hookError('postTurn', state.loopId, 'an Inject verdict may replace the assistant message but not add or drop tool calls; kept the original', scheduler.now());
+      return concat(of(refused), asObservable(askFrom(index + 1, state)));
+    });
   };
-
-  return concatMap((state: LoopState) => (policies.length === 0 || state.ended ? of(state) : askFrom(0, state)));
+  return loopStage((state) => (policies.length === 0 || state.ended ? state : askFrom(0, state)));
 }
 
 function signature(m: AssistantMessage): string {
   return toolCallsOf(m).map((c) => `${c.id}:${c.name}`).join(',');
 }
 
-/** The state with `current` replaced by `next` (keeping its turn id) in `assistant` and `messages`. */
+/** The state with `current` replaced by `next` (keeping its turn id) in `assistant`, `messages` and the run's records. */
 function replaced(state: LoopState, current: AssistantMessage, next: AssistantMessage): LoopState {
   const turnId = (current as LlmMessage).turnId;
   const replacement = (turnId ? { ...next, turnId } : { ...next }) as AssistantMessage;
-  const at = state.messages.lastIndexOf(current);
-  if (at < 0) return { ...state, assistant: replacement };
-  const messages = state.messages.slice();
-  messages[at] = replacement;
-  return { ...state, assistant: replacement, messages };
+  const swap = (list: readonly AgentMessage[] | undefined): readonly AgentMessage[] | undefined => {
+    const at = list ? list.lastIndexOf(current) : -1;
+    if (!list || at < 0) return list;
+    const copy = list.slice();
+    copy[at] = replacement;
+    return copy;
+  };
+  const out: { -readonly [K in keyof LoopState]: LoopState[K] } = { ...state, assistant: replacement, messages: swap(state.messages)! };
+  if (state.newMessages) out.newMessages = swap(state.newMessages)!;
+  if (state.sinceRequest) out.sinceRequest = swap(state.sinceRequest)!;
+  return out;
 }

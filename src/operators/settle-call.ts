@@ -12,6 +12,8 @@ export interface SettleCallOptions {
   signal?: AbortSignal;
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
+  /** The closed message carries its turn (`turnId`), as the loop records it. */
+  tagTurn?: boolean;
 }
 
 /**
@@ -39,7 +41,8 @@ export function settleCall(options: SettleCallOptions): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
   return concatMap((state: LoopState) => {
     if (state.ended || state.assistant) return of(state);
-    const message = closedPartial(state, options, scheduler.now());
+    const closed = closedPartial(state, options, scheduler.now());
+    const message = options.tagTurn ? ({ ...closed, turnId: { loopId: state.loopId, turnIndex: state.turnIndex } } as AssistantMessage) : closed;
     const timestamp = scheduler.now();
     const out: LoopOutput[] = [];
     if (!state.partial) out.push({ type: 'MessageStart', loopId: state.loopId, message, timestamp } satisfies AgentEvent);

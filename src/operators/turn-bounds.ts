@@ -1,11 +1,22 @@
-import { asyncScheduler, concatMap, from, of, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
+import type { TurnTrigger } from '../types/config.js';
 import { type AgentMessage, type LlmMessage, isExtension } from '../types/message.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { announce, type LoopOutput, type LoopStage, loopStage, type LoopState, withRecords } from './loop-state.js';
 
 export interface TurnBoundsOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
+}
+
+export interface StartTurnOptions extends TurnBoundsOptions {
+  /** What turn 0 is triggered by (`TurnStart.triggeredBy`; default `user`); later turns are `continuation`. */
+  firstTrigger?: TurnTrigger;
+}
+
+export interface EndTurnOptions extends TurnBoundsOptions {
+  /** The message and the results are already in `messages` (`recordAssistant`, `recordToolResults` ran): only TurnEnd and the turn index. */
+  recorded?: boolean;
 }
 
 /**
@@ -26,22 +37,23 @@ export interface TurnBoundsOptions {
  * @example
  * of(loopState('loop-1', [], [userMessage('hi')])).pipe(startTurn()).subscribe(console.log);
  */
-export function startTurn(options: TurnBoundsOptions = {}): LoopStage {
+export function startTurn(options: StartTurnOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  return concatMap((state: LoopState) => {
-    if (state.ended) return of(state);
+  const firstTrigger = options.firstTrigger ?? 'user';
+  return loopStage((state) => {
+    if (state.ended) return state;
     const { loopId, turnIndex } = state;
     const timestamp = scheduler.now();
-    const out: LoopOutput[] = [{ type: 'TurnStart', loopId, turnIndex, timestamp, triggeredBy: turnIndex === 0 ? 'user' : 'continuation' }];
+    const out: LoopOutput[] = [{ type: 'TurnStart', loopId, turnIndex, timestamp, triggeredBy: turnIndex === 0 ? firstTrigger : 'continuation' }];
     const added: AgentMessage[] = [];
     for (const m of state.pending) {
       const stored = isExtension(m) ? m : ({ ...m, turnId: { loopId, turnIndex } } as LlmMessage);
       added.push(stored);
-      out.push({ type: 'MessageStart', loopId, message: stored, timestamp }, { type: 'MessageEnd', loopId, message: stored, timestamp });
+      out.push(...announce(loopId, stored, timestamp));
     }
     const { request: _r, partial: _p, assistant: _a, failure: _f, toolResults: _t, stopRequested: _s, ...kept } = state;
-    out.push({ ...kept, messages: added.length > 0 ? [...state.messages, ...added] : state.messages, pending: [] });
-    return from(out);
+    out.push(withRecords({ ...kept, pending: [] }, added));
+    return out;
   });
 }
 
@@ -64,18 +76,21 @@ export function startTurn(options: TurnBoundsOptions = {}): LoopStage {
  * @example
  * state$.pipe(loopStages(startTurn(), buildRequest(request), callModel({ provider }), runToolCalls({ tools }), endTurn()));
  */
-export function endTurn(options: TurnBoundsOptions = {}): LoopStage {
+export function endTurn(options: EndTurnOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  return concatMap((state: LoopState) => {
+  const recorded = options.recorded ?? false;
+  return loopStage((state) => {
     const message = state.assistant;
-    if (!message) return of<LoopState>(state.failure && !state.ended ? { ...state, ended: 'error' } : state);
+    if (!message) return state.failure && !state.ended ? { ...state, ended: 'error' } : state;
     const { loopId, turnIndex } = state;
-    const stored = { ...message, turnId: { loopId, turnIndex } };
+    const stored = recorded ? message : { ...message, turnId: { loopId, turnIndex } };
     const toolResults = state.toolResults ?? [];
     const stop = message.stopReason === 'error' || message.stopReason === 'aborted' || message.stopReason === 'guardRail';
     const ended = state.ended ?? (stop || state.stopRequested !== undefined ? message.stopReason : undefined);
     const end: AgentEvent = { type: 'TurnEnd', loopId, turnIndex, message: stored, usage: message.usage, timestamp: scheduler.now(), toolResults: [...toolResults] };
-    const next: LoopState = { ...state, assistant: stored, messages: [...state.messages, stored, ...toolResults], turnIndex: turnIndex + 1 };
-    return from<LoopOutput[]>([end, ended ? { ...next, ended } : next]);
+    const next: LoopState = recorded
+      ? { ...state, turnIndex: turnIndex + 1 }
+      : { ...withRecords(state, [stored, ...toolResults]), assistant: stored, turnIndex: turnIndex + 1 };
+    return [end, ended ? { ...next, ended } : next];
   });
 }

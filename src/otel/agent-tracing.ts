@@ -85,6 +85,7 @@ export class AgentTracing {
       case 'TurnStart': return this.markCallStart(event.loopId, event.timestamp);
       case 'CompactionEnd': return this.markCallStart(event.loopId, event.timestamp);
       case 'RetryScheduled': return this.failedAttempt(event);
+      case 'ModelFallback': return this.fallback(event);
       case 'MessageStart': return event.message.role === 'assistant' ? this.modelSeen(event.loopId, event.message) : undefined;
       case 'MessageEnd': return event.message.role === 'assistant' ? this.modelCall(event.loopId, event.message, event.timestamp) : undefined;
       case 'ToolExecutionStart': return this.toolStart(event);
@@ -175,6 +176,28 @@ export class AgentTracing {
     this.duration.record(seconds(loop.callStart, e.timestamp), { 'gen_ai.operation.name': 'chat', ...known, 'error.type': e.errorKind });
     loop.callStart = e.timestamp + e.delayMs;
     loop.attempt = e.attempt;
+  }
+
+  /** The model gave up: its last attempt becomes a failed `chat` span; the loop span notes the fallback; the next model's call starts now. */
+  private fallback(e: EventOf<'ModelFallback'>): void {
+    const loop = this.loops.get(e.loopId);
+    if (!loop) return;
+    const errorType = errorTypeOf(e.errorMessage);
+    const model: Attributes = { 'gen_ai.provider.name': e.from.provider, 'gen_ai.request.model': e.from.id };
+    const span = this.tracer.startSpan(`chat ${e.from.id}`, {
+      kind: SpanKind.CLIENT,
+      startTime: at(loop.callStart),
+      attributes: { 'gen_ai.operation.name': 'chat', ...model, 'phi_rx.retry.attempt': loop.attempt, 'phi_rx.fallback.reason': e.reason },
+    }, loop.context);
+    fail(span, errorType, e.errorMessage);
+    span.end(at(e.timestamp));
+    this.duration.record(seconds(loop.callStart, e.timestamp), { 'gen_ai.operation.name': 'chat', ...model, 'error.type': errorType });
+    loop.span.addEvent('phi_rx.model_fallback', {
+      'phi_rx.fallback.from': `${e.from.provider}/${e.from.id}`, 'phi_rx.fallback.to': `${e.to.provider}/${e.to.id}`, 'phi_rx.fallback.reason': e.reason,
+    }, at(e.timestamp));
+    loop.callStart = e.timestamp;
+    loop.attempt = 0;
+    loop.model = { provider: e.to.provider, id: e.to.id };
   }
 
   private modelCall(loopId: string, message: AssistantMessage, time: number): void {

@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
-import { AgentMessageSchema, describeZodError } from '../types/schemas.js';
+import { messageChecks } from '../types/message-checks.js';
+import { runCheck } from '../types/json-check.js';
 import type { AgentMessage } from '../types/message.js';
 import type { SteeringPolicy } from '../types/config.js';
 import { checkStreamId, entriesOfXRead, type RedisCommander, type StreamEntry } from './commands.js';
@@ -116,7 +117,7 @@ function checkControl(raw: unknown, where: string): RunControl {
 
 function checkMessage(message: unknown, where: string): string | AgentMessage {
   if (typeof message === 'string') return message;
-  const parsed = AgentMessageSchema.safeParse(message);
-  if (!parsed.success) throw new TypeError(`${where}: ${describeZodError('control.message', parsed.error)}`);
-  return parsed.data as AgentMessage;
+  const checked = runCheck(messageChecks().agentMessage, message, 'control.message');
+  if (!checked.ok) throw new TypeError(`${where}: ${checked.message}`);
+  return checked.value;
 }

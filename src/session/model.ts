@@ -1,9 +1,9 @@
-import { z } from 'zod';
 import type { ContinuationKind } from '../types/config.js';
 import type { AgentEvent, AgentEventType, MessageUpdateEvent } from '../types/events.js';
 import type { AgentMessage, StopReason } from '../types/message.js';
 import type { Usage } from '../types/usage.js';
-import { AgentMessagesSchema, StopReasonSchema, UsageSchema } from '../types/schemas.js';
+import { messageChecks } from '../types/message-checks.js';
+import { arrayOf, boolean, type Check, integer, JsonCheckError, nonEmptyString, number, object, oneOf, optional, string, tagged, unknown } from '../types/json-check.js';
 
 /**
  * The recorded shape of agent runs (spec 000 §4): a Session holds the LoopRecords of one
@@ -111,7 +111,7 @@ export interface Session {
 }
 
 // ---------------------------------------------------------------------------------------------
-// zod schemas: run when a session is loaded from JSON, never while recording.
+// Checks: run when a session is loaded from JSON, never while recording.
 
 /** Every event type, as a record so that a new AgentEvent variant cannot be forgotten here (it fails to compile). */
 const EVENT_TYPE_RECORD: Record<AgentEventType, true> = {
@@ -119,6 +119,7 @@ const EVENT_TYPE_RECORD: Record<AgentEventType, true> = {
   MessageReset: true, MessageEnd: true, ToolExecutionStart: true, ToolExecutionUpdate: true, ToolExecutionEnd: true,
   ProgressMessage: true, InputRejected: true, ParallelLoopStart: true, ParallelLoopEnd: true, CompactionStart: true,
   CompactionEnd: true, RetryScheduled: true, HookError: true,
+  ModelFallback: true,
   ToolApprovalRequested: true, ToolApprovalResolved: true,
 };
 const EVENT_TYPES = Object.keys(EVENT_TYPE_RECORD) as [AgentEventType, ...AgentEventType[]];
@@ -128,87 +129,85 @@ export const LOOP_EVENT_TYPES: ReadonlySet<string> = new Set(
   EVENT_TYPES.filter((t) => t !== 'AgentStart' && t !== 'ParallelLoopStart' && t !== 'ParallelLoopEnd'),
 );
 
-export const ContinuationKindSchema = z.lazy(() => z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('default') }),
-  z.object({ kind: z.literal('rerun'), tag: z.string() }),
-  z.object({ kind: z.literal('branch'), tag: z.string() }),
-]));
+let sessionCheck: Check<Session> | undefined;
 
-export const LoopStatusSchema = z.lazy(() => z.enum(['pending', 'running', 'completed', 'rejected', 'aborted']));
+/** The check of a whole session, built on first use (importing this module builds nothing). */
+function buildSessionCheck(): Check<Session> {
+  const { agentMessages, stopReason, usage } = messageChecks();
+  const continuationKind: Check<ContinuationKind> = tagged<ContinuationKind>('kind', {
+    default: object({ kind: oneOf(['default']) }),
+    rerun: object({ kind: oneOf(['rerun']), tag: string }),
+    branch: object({ kind: oneOf(['branch']), tag: string }),
+  });
 
-export const ChildLoopRefSchema = z.lazy(() => z.object({
-  toolCallId: z.string(),
-  toolName: z.string(),
-  childLoopId: z.string(),
-  childSessionId: z.string(),
-}));
+  const loopStatus: Check<LoopStatus> = oneOf(['pending', 'running', 'completed', 'rejected', 'aborted']);
 
-export const SpawnRefSchema = z.lazy(() => z.object({
-  parentSessionId: z.string(),
-  parentLoopId: z.string(),
-  toolCallId: z.string(),
-  toolName: z.string(),
-}));
+  const childLoopRef: Check<ChildLoopRef> = object({ toolCallId: string, toolName: string, childLoopId: string, childSessionId: string });
 
-export const ParallelGroupRecordSchema = z.lazy(() => z.object({
-  allLoopIds: z.array(z.string()),
-  selectedLoopId: z.string().optional(),
-  selectedConfigIndex: z.number().int().nonnegative().optional(),
-  evaluationUsage: UsageSchema.optional(),
-  isSelected: z.boolean(),
-}));
+  const spawnRef: Check<SpawnRef> = object({ parentSessionId: string, parentLoopId: string, toolCallId: string, toolName: string });
 
-export const SessionFormationSchema = z.lazy(() => z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('firstLoop'), timestamp: z.number() }),
-  z.object({ kind: z.literal('explicit'), timestamp: z.number() }),
-  z.object({
-    kind: z.literal('inactivityTimeout'),
-    timestamp: z.number(),
-    idleMs: z.number(),
-    previousSessionId: z.string(),
-  }),
-]));
+  const parallelGroupRecord: Check<ParallelGroupRecord> = object({
+    allLoopIds: arrayOf(string),
+    selectedLoopId: optional(string),
+    selectedConfigIndex: optional(integer(0)),
+    evaluationUsage: optional(usage),
+    isSelected: boolean,
+  });
 
-/**
- * Recorded events are checked for their tag and time only: they are a log for people and
- * tools to read, while the fields the library acts on (messages, usage, links) are
- * validated in full.
- */
-export const RecordedEventSchema = z.lazy(() => z.looseObject({ type: z.enum(EVENT_TYPES), timestamp: z.number() }));
+  const sessionFormation: Check<SessionFormation> = tagged<SessionFormation>('kind', {
+    firstLoop: object({ kind: oneOf(['firstLoop']), timestamp: number }),
+    explicit: object({ kind: oneOf(['explicit']), timestamp: number }),
+    inactivityTimeout: object({ kind: oneOf(['inactivityTimeout']), timestamp: number, idleMs: number, previousSessionId: string }),
+  });
 
-export const LoopRecordSchema = z.lazy(() => z.object({
-  loopId: z.string(),
-  sessionId: z.string(),
-  agentId: z.string(),
-  parentLoopId: z.string().optional(),
-  continuationKind: ContinuationKindSchema.optional(),
-  startedAt: z.number(),
-  endedAt: z.number().optional(),
-  status: LoopStatusSchema,
-  stopReason: StopReasonSchema.optional(),
-  rejection: z.string().optional(),
-  messages: AgentMessagesSchema,
-  usage: UsageSchema,
-  metadata: z.unknown().optional(),
-  events: z.array(RecordedEventSchema),
-  childrenLoopIds: z.array(z.string()),
-  childLoopRefs: z.array(ChildLoopRefSchema),
-  parallelGroup: ParallelGroupRecordSchema.optional(),
-}));
+  /**
+   * Recorded events are checked for their tag and time only: they are a log for people and
+   * tools to read, while the fields the library acts on (messages, usage, links) are
+   * validated in full.
+   */
+  const recordedEvent = object({ type: oneOf(EVENT_TYPES), timestamp: number }, 'loose') as Check<unknown> as Check<RecordedEvent>;
 
-export const SessionSchema = z.lazy(() => z.object({
-  version: z.literal(1),
-  sessionId: z.string().min(1),
-  agentId: z.string(),
-  createdAt: z.number(),
-  lastActiveAt: z.number(),
-  formation: SessionFormationSchema,
-  parentSpawnRef: SpawnRefSchema.optional(),
-  loops: z.array(LoopRecordSchema),
-}));
+  const loopRecord: Check<LoopRecord> = object({
+    loopId: string,
+    sessionId: string,
+    agentId: string,
+    parentLoopId: optional(string),
+    continuationKind: optional(continuationKind),
+    startedAt: number,
+    endedAt: optional(number),
+    status: loopStatus,
+    stopReason: optional(stopReason),
+    rejection: optional(string),
+    messages: agentMessages,
+    usage,
+    metadata: unknown,
+    events: arrayOf(recordedEvent),
+    childrenLoopIds: arrayOf(string),
+    childLoopRefs: arrayOf(childLoopRef),
+    parallelGroup: optional(parallelGroupRecord),
+  });
 
-/** Validates parsed JSON as a Session; the zod error names the first bad path. */
-export function parseSession(raw: unknown): z.ZodSafeParseResult<Session> {
-  // The schema's output is the Session shape; zod cannot see that through the message transforms.
-  return SessionSchema.safeParse(raw) as z.ZodSafeParseResult<Session>;
+  return object({
+    version: oneOf([1]),
+    sessionId: nonEmptyString(),
+    agentId: string,
+    createdAt: number,
+    lastActiveAt: number,
+    formation: sessionFormation,
+    parentSpawnRef: optional(spawnRef),
+    loops: arrayOf(loopRecord),
+  });
+}
+
+/** What `parseSession` found: the session, or where it first goes wrong (`error.path`, from the session root). */
+export type SessionParseResult = { success: true; data: Session } | { success: false; error: JsonCheckError };
+
+/** Validates parsed JSON as a Session; a failure names the first bad path. */
+export function parseSession(raw: unknown): SessionParseResult {
+  try {
+    return { success: true, data: (sessionCheck ??= buildSessionCheck())(raw, []) };
+  } catch (e) {
+    if (e instanceof JsonCheckError) return { success: false, error: e };
+    throw e;
+  }
 }

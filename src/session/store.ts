@@ -1,5 +1,5 @@
 import { parseSession, type Session } from './model.js';
-import { describeZodError, formatPath } from '../types/schemas.js';
+import { formatPath } from '../types/json-check.js';
 
 /**
  * Where sessions are kept. Async so that any backend fits (files, a database, an object store).
@@ -102,9 +102,8 @@ export function decodeSession(json: string, sessionId: string, where: string): S
 export function validateSession(raw: unknown, sessionId: string, where: string): Session {
   const parsed = parseSession(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = issue ? formatPath('session', issue.path) : undefined;
-    throw new SessionCorruptError(sessionId, where, describeZodError('session', parsed.error), path, { cause: parsed.error });
+    const path = formatPath('session', parsed.error.path);
+    throw new SessionCorruptError(sessionId, where, `${path}: ${parsed.error.problem}`, path, { cause: parsed.error });
   }
   if (parsed.data.sessionId !== sessionId) {
     throw new SessionCorruptError(

@@ -23,6 +23,7 @@ export const EVENT_LETTERS: Readonly<Record<AgentEventType, string>> = {
   CompactionStart: 'C',
   CompactionEnd: 'c',
   RetryScheduled: 'r',
+  ModelFallback: 'F',
   HookError: 'H',
   ToolApprovalRequested: 'V',
   ToolApprovalResolved: 'v',
@@ -54,6 +55,8 @@ export function describeEvent(e: AgentEvent): string {
       return `TurnStart:${e.turnIndex}`;
     case 'AgentEnd':
       return `AgentEnd:${e.stopReason}`;
+    case 'ModelFallback':
+      return `ModelFallback:${e.from.id}>${e.to.id}`;
     default:
       return e.type;
   }

@@ -1,5 +1,4 @@
 import { constants } from 'node:os';
-import { z } from 'zod';
 import { concat, defer, map, merge, mergeMap, of, takeWhile, throwError, timer } from 'rxjs';
 import type { Observable, SchedulerLike } from 'rxjs';
 import { ToolError } from '../types/errors.js';
@@ -7,6 +6,7 @@ import { text } from '../types/content.js';
 import type { Tool, ToolEmission, ToolResult } from '../types/tool.js';
 import { toolProgress, toolUpdate } from '../types/tool.js';
 import { defineTool } from './define-tool.js';
+import { argsSchema } from './args-schema.js';
 import { formatBytes } from './format.js';
 import { aborted$, lineSplitter, processGroup$ } from './process.js';
 import type { ProcessEvent } from './process.js';
@@ -60,20 +60,26 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_TIMEOUT_MS = 600_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 256 * 1024;
 
-const parameters = z.object({
-  command: z.string().min(1).describe('The bash command to run (executed with `bash -c` in the working directory).'),
-  timeout: z
-    .number()
-    .positive()
-    .optional()
-    .describe('Time limit in seconds (default 120). The whole process group is killed when it expires.'),
-  env: z
-    .record(z.string(), z.string())
-    .optional()
-    .describe('Extra environment variables for this command. PATH, HOME and loader variables cannot be set.'),
-});
+export interface BashArgs {
+  command: string;
+  timeout?: number;
+  env?: Record<string, string>;
+}
 
-export type BashArgs = z.output<typeof parameters>;
+const parameters = argsSchema<BashArgs>({
+  type: 'object',
+  properties: {
+    command: { type: 'string', minLength: 1, description: 'The bash command to run (executed with `bash -c` in the working directory).' },
+    timeout: { description: 'Time limit in seconds (default 120). The whole process group is killed when it expires.', type: 'number', exclusiveMinimum: 0 },
+    env: {
+      description: 'Extra environment variables for this command. PATH, HOME and loader variables cannot be set.',
+      type: 'object',
+      propertyNames: { type: 'string' },
+      additionalProperties: { type: 'string' },
+    },
+  },
+  required: ['command'],
+});
 
 /**
  * The `bash` tool: runs a command in its own process group, streams its output lines as

@@ -1,10 +1,10 @@
-import { z } from 'zod';
 import type { ArgsValidation, JsonSchema, Tool, ToolContext, ToolExecution } from '../types/tool.js';
 import { AgentError } from '../types/errors.js';
-import { formatPath } from '../types/schemas.js';
+import { formatPath } from '../types/json-check.js';
 import { TOOL_NAME_PATTERN } from './tool-name.js';
 import { compileJsonSchema, JsonSchemaError } from './json-schema.js';
-import { deriveJsonSchema, isStandardSchema, issuePath, type StandardSchemaV1 } from './standard-schema.js';
+import { deriveJsonSchema, type DerivedJsonSchema, isStandardSchema, issuePath, type StandardSchemaV1 } from './standard-schema.js';
+import type { ARGS } from './args-schema.js';
 
 export interface ToolSpec<S> {
   name: string;
@@ -17,9 +17,10 @@ export interface ToolSpec<S> {
    */
   parameters: S;
   /**
-   * The JSON Schema the model is sent. Derived when absent: zod 4's `toJSONSchema`, a vendor's
-   * Standard JSON Schema converter or `toJsonSchema()` (arktype), or `parameters` itself when it is
-   * JSON Schema. Required for a schema that cannot describe itself (zod 3, valibot: use
+   * The JSON Schema the model is sent. Derived when absent, from what the schema itself offers (phi-rx
+   * imports no schema library): the vendor's Standard JSON Schema converter (zod 4.2+), a
+   * `toJsonSchema()` method (arktype), or `parameters` itself when it is JSON Schema. Required for a
+   * schema that cannot describe itself (zod 3, `zod/mini`: use its `toJSONSchema`; valibot: use
    * `@valibot/to-json-schema`); validation still goes through `parameters`.
    */
   jsonSchema?: JsonSchema;
@@ -29,10 +30,11 @@ export interface ToolSpec<S> {
   needsApproval?: Tool['needsApproval'];
 }
 
-type ArgsOf<S> = S extends z.ZodType
-  ? z.output<S>
-  : S extends StandardSchemaV1<unknown, infer O>
-    ? O
+/** The arguments `execute` gets: a Standard Schema's output, an ArgsSchema's stated type, else a plain object. */
+type ArgsOf<S> = S extends StandardSchemaV1<unknown, infer O>
+  ? O
+  : S extends { readonly [ARGS]?: infer A }
+    ? unknown extends A ? Record<string, unknown> : A
     : Record<string, unknown>;
 
 /**
@@ -50,7 +52,7 @@ type ArgsOf<S> = S extends z.ZodType
  *   execute: ({ a, b }) => String(a + b),
  * });
  */
-export function defineTool<S extends z.ZodType | StandardSchemaV1 | JsonSchema>(spec: ToolSpec<S>): Tool<ArgsOf<S>> {
+export function defineTool<S extends StandardSchemaV1 | JsonSchema>(spec: ToolSpec<S>): Tool<ArgsOf<S>> {
   if (typeof spec.name !== 'string' || !TOOL_NAME_PATTERN.test(spec.name)) {
     throw new TypeError(`defineTool: name "${String(spec.name)}" must be 1-64 characters of [a-zA-Z0-9_-]`);
   }
@@ -66,9 +68,11 @@ export function defineTool<S extends z.ZodType | StandardSchemaV1 | JsonSchema>(
   if (!standard && typeof (params as { safeParse?: unknown }).safeParse === 'function') {
     fail('parameters look like a zod schema without Standard Schema support (zod older than 3.24): upgrade zod, or pass a JSON Schema');
   }
-  const jsonSchema = spec.jsonSchema ?? (standard ? derivedSchema(standard) : (params as JsonSchema));
+  let jsonSchema = spec.jsonSchema ?? (standard ? undefined : (params as JsonSchema));
   if (jsonSchema === undefined) {
-    fail(`cannot derive a JSON Schema for the model from this ${standard!['~standard'].vendor} schema: pass it as \`jsonSchema\``);
+    const derived = derivedSchema(standard!);
+    if ('problem' in derived) fail(`cannot derive a JSON Schema for the model from this ${standard!['~standard'].vendor} schema (${derived.problem}): pass it as \`jsonSchema\``);
+    else jsonSchema = derived.schema;
   }
   const compiled = compileOrFail(jsonSchema!, fail);
   const validate = standard ? (args: unknown) => validateStandard<ArgsOf<S>>(standard, args) : (args: unknown) => validateJson<ArgsOf<S>>(compiled, args);
@@ -88,16 +92,17 @@ export function defineTool<S extends z.ZodType | StandardSchemaV1 | JsonSchema>(
   return tool;
 }
 
-/** JSON Schemas derived from Standard Schemas, once per schema object. */
-const derived = new WeakMap<object, JsonSchema | null>();
+/** JSON Schemas derived from Standard Schemas, once per schema object (made on the first defineTool). */
+let derived: WeakMap<object, DerivedJsonSchema> | undefined;
 
-function derivedSchema(schema: StandardSchemaV1): JsonSchema | undefined {
+function derivedSchema(schema: StandardSchemaV1): DerivedJsonSchema {
+  derived ??= new WeakMap();
   let json = derived.get(schema);
   if (json === undefined) {
-    json = deriveJsonSchema(schema) ?? null;
+    json = deriveJsonSchema(schema);
     derived.set(schema, json);
   }
-  return json ?? undefined;
+  return json;
 }
 
 /**

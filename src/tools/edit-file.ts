@@ -1,23 +1,29 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { z } from 'zod';
 import { ToolError } from '../types/errors.js';
 import { text } from '../types/content.js';
 import type { Tool } from '../types/tool.js';
 import { defineTool } from './define-tool.js';
+import { argsSchema } from './args-schema.js';
 import { displayPath, resolvePath, workspace } from './paths.js';
 import type { WorkspaceOptions } from './paths.js';
 
 export type EditFileToolOptions = WorkspaceOptions;
 
-const parameters = z.object({
-  path: z.string().min(1).describe('Path of the file to edit, relative to the working directory or absolute.'),
-  oldText: z
-    .string()
-    .describe('The exact text to replace, including whitespace. It must occur exactly once in the file.'),
-  newText: z.string().describe('The text to put in its place.'),
-});
+export interface EditFileArgs {
+  path: string;
+  oldText: string;
+  newText: string;
+}
 
-export type EditFileArgs = z.output<typeof parameters>;
+const parameters = argsSchema<EditFileArgs>({
+  type: 'object',
+  properties: {
+    path: { type: 'string', minLength: 1, description: 'Path of the file to edit, relative to the working directory or absolute.' },
+    oldText: { type: 'string', description: 'The exact text to replace, including whitespace. It must occur exactly once in the file.' },
+    newText: { type: 'string', description: 'The text to put in its place.' },
+  },
+  required: ['path', 'oldText', 'newText'],
+});
 
 /**
  * The `edit_file` tool: replaces the one exact occurrence of `oldText`. No match, more than

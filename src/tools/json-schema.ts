@@ -172,8 +172,21 @@ function describeErrors(validator: Validator, value: unknown): string[] {
   const result = validator.validate(value);
   if (result.valid) return [];
   const leaves = result.errors.filter((e) => !WRAPPER_KEYWORDS.has(e.keyword) || result.errors.length === 1);
-  const lines = (leaves.length > 0 ? leaves : result.errors).map((e) => `${instancePath(e.instanceLocation)}: ${e.error}`);
+  const lines = (leaves.length > 0 ? leaves : result.errors).map(describeError);
   return [...new Set(lines)];
+}
+
+const MISSING = /^Instance does not have required property "(.*)"\.$/s;
+
+/** One failure as a line; a missing required property is reported where it is missing, not at its parent. */
+function describeError(e: { instanceLocation: string; keyword: string; error: string }): string {
+  const missing = e.keyword === 'required' ? MISSING.exec(e.error) : null;
+  if (missing) return `${instancePath(e.instanceLocation)}${propertyPath(missing[1]!)}: required property ${JSON.stringify(missing[1])} is missing`;
+  return `${instancePath(e.instanceLocation)}: ${e.error}`;
+}
+
+function propertyPath(name: string): string {
+  return /^\d+$/.test(name) ? `[${name}]` : `.${name}`;
 }
 
 /** Keywords whose error only says that something below them failed; the failure below is reported. */

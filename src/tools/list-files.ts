@@ -1,9 +1,9 @@
 import { stat } from 'node:fs/promises';
-import { z } from 'zod';
 import { ToolError } from '../types/errors.js';
 import { text } from '../types/content.js';
 import type { Tool } from '../types/tool.js';
 import { defineTool } from './define-tool.js';
+import { argsSchema } from './args-schema.js';
 import { displayPath, resolvePath, workspace } from './paths.js';
 import type { WorkspaceOptions } from './paths.js';
 import { startWalk } from './walk.js';
@@ -22,12 +22,18 @@ export interface ListFilesToolOptions extends WorkspaceOptions {
 
 const DEFAULTS = { maxEntries: 200, depth: 3, maxDepth: 10 };
 
-const parameters = z.object({
-  path: z.string().optional().describe('Directory to list, relative to the working directory (default ".").'),
-  depth: z.number().int().min(1).optional().describe('How many levels to descend; 1 lists only the directory itself.'),
-});
+export interface ListFilesArgs {
+  path?: string;
+  depth?: number;
+}
 
-export type ListFilesArgs = z.output<typeof parameters>;
+const parameters = argsSchema<ListFilesArgs>({
+  type: 'object',
+  properties: {
+    path: { description: 'Directory to list, relative to the working directory (default ".").', type: 'string' },
+    depth: { description: 'How many levels to descend; 1 lists only the directory itself.', type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  },
+});
 
 /**
  * The `list_files` tool: the entries of a directory tree, directories marked with a

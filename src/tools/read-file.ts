@@ -2,11 +2,11 @@ import { createReadStream } from 'node:fs';
 import { open, readFile, stat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { z } from 'zod';
 import { ToolError } from '../types/errors.js';
 import { image, text } from '../types/content.js';
 import type { Tool, ToolResult } from '../types/tool.js';
 import { defineTool } from './define-tool.js';
+import { argsSchema } from './args-schema.js';
 import { formatBytes } from './format.js';
 import { displayPath, resolvePath, workspace } from './paths.js';
 import type { WorkspaceOptions } from './paths.js';
@@ -25,13 +25,21 @@ export interface ReadFileToolOptions extends WorkspaceOptions {
 const DEFAULTS = { maxBytes: 1024 * 1024, maxImageBytes: 20 * 1024 * 1024, maxLines: 2000, maxLineLength: 2000 };
 const SNIFF_BYTES = 8192;
 
-const parameters = z.object({
-  path: z.string().min(1).describe('Path of the file, relative to the working directory or absolute.'),
-  offset: z.number().int().min(1).optional().describe('1-based line number to start reading from (default 1).'),
-  limit: z.number().int().min(1).optional().describe('Maximum number of lines to read.'),
-});
+export interface ReadFileArgs {
+  path: string;
+  offset?: number;
+  limit?: number;
+}
 
-export type ReadFileArgs = z.output<typeof parameters>;
+const parameters = argsSchema<ReadFileArgs>({
+  type: 'object',
+  properties: {
+    path: { type: 'string', minLength: 1, description: 'Path of the file, relative to the working directory or absolute.' },
+    offset: { description: '1-based line number to start reading from (default 1).', type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+    limit: { description: 'Maximum number of lines to read.', type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  },
+  required: ['path'],
+});
 
 /**
  * The `read_file` tool: text with a line-number gutter (`   1 | first line`), read in

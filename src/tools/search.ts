@@ -1,7 +1,6 @@
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import {
   EMPTY,
   catchError,
@@ -24,6 +23,7 @@ import { text } from '../types/content.js';
 import type { Tool, ToolEmission, ToolResult } from '../types/tool.js';
 import { toolProgress } from '../types/tool.js';
 import { defineTool } from './define-tool.js';
+import { argsSchema } from './args-schema.js';
 import { globMatcher } from './gitignore.js';
 import { displayPath, isInside, resolvePath, workspace } from './paths.js';
 import type { Workspace, WorkspaceOptions } from './paths.js';
@@ -53,16 +53,27 @@ export interface SearchToolOptions extends WorkspaceOptions {
 
 const DEFAULTS = { maxResults: 50, maxResultsCap: 500, maxFileBytes: 10 * 1024 * 1024, maxLineLength: 300, maxDepth: 64 };
 
-const parameters = z.object({
-  pattern: z.string().min(1).describe('Regular expression to search for (or plain text with literal: true).'),
-  path: z.string().optional().describe('File or directory to search, relative to the working directory (default ".").'),
-  literal: z.boolean().optional().describe('Treat the pattern as plain text, not a regular expression.'),
-  ignoreCase: z.boolean().optional().describe('Match case-insensitively.'),
-  glob: z.string().optional().describe('Only search files whose path matches this glob, e.g. "*.ts" or "src/**/*.js".'),
-  maxResults: z.number().int().min(1).optional().describe('Maximum number of matching lines to return.'),
-});
+export interface SearchArgs {
+  pattern: string;
+  path?: string;
+  literal?: boolean;
+  ignoreCase?: boolean;
+  glob?: string;
+  maxResults?: number;
+}
 
-export type SearchArgs = z.output<typeof parameters>;
+const parameters = argsSchema<SearchArgs>({
+  type: 'object',
+  properties: {
+    pattern: { type: 'string', minLength: 1, description: 'Regular expression to search for (or plain text with literal: true).' },
+    path: { description: 'File or directory to search, relative to the working directory (default ".").', type: 'string' },
+    literal: { description: 'Treat the pattern as plain text, not a regular expression.', type: 'boolean' },
+    ignoreCase: { description: 'Match case-insensitively.', type: 'boolean' },
+    glob: { description: 'Only search files whose path matches this glob, e.g. "*.ts" or "src/**/*.js".', type: 'string' },
+    maxResults: { description: 'Maximum number of matching lines to return.', type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+  },
+  required: ['pattern'],
+});
 
 /** One matching line. `file` is absolute; `line` is 1-based. */
 export interface SearchMatch {

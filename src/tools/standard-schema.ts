@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { JsonSchema } from '../types/tool.js';
 
 /**
@@ -12,7 +11,7 @@ export interface StandardSchemaV1<Input = unknown, Output = Input> {
     readonly vendor: string;
     validate(value: unknown): StandardResult<Output> | Promise<StandardResult<Output>>;
     readonly types?: { readonly input: Input; readonly output: Output } | undefined;
-    readonly jsonSchema?: { input(options: { target: string }): Record<string, unknown> } | undefined;
+    readonly jsonSchema?: { input(options: { target: string; libraryOptions?: Record<string, unknown> }): Record<string, unknown> } | undefined;
   };
 }
 
@@ -31,24 +30,37 @@ export function isStandardSchema(value: unknown): value is StandardSchemaV1 {
   return typeof props === 'object' && props !== null && typeof props.validate === 'function';
 }
 
+/** What deriving a model JSON Schema from a Standard Schema found. */
+export type DerivedJsonSchema = { schema: JsonSchema } | { problem: string };
+
 /**
- * The JSON Schema the model is sent for a Standard Schema: the vendor's Standard JSON Schema
- * converter, zod 4's `toJSONSchema`, or a `toJsonSchema()` / `toJSONSchema()` method (arktype).
- * `undefined` when none is available (zod 3, valibot): then the tool must say it (`jsonSchema`).
+ * The JSON Schema the model is sent for a Standard Schema, from what the schema itself offers, so
+ * that phi-rx imports no schema library: the vendor's Standard JSON Schema converter
+ * (`~standard.jsonSchema`, zod 4.2+), else a `toJSONSchema()` / `toJsonSchema()` method (arktype,
+ * zod classic). A schema with neither (zod 3, `zod/mini`, valibot) is a problem to report: the tool
+ * must then say it (`jsonSchema`). A converter that throws (a zod `z.date()`, a transform's output)
+ * is a problem too, with its reason.
  */
-export function deriveJsonSchema(schema: StandardSchemaV1): JsonSchema | undefined {
+export function deriveJsonSchema(schema: StandardSchemaV1): DerivedJsonSchema {
   const props = schema['~standard'];
+  const own = schema as { toJsonSchema?: () => unknown; toJSONSchema?: (options?: Record<string, unknown>) => unknown };
   let derived: unknown;
-  if (props.jsonSchema && typeof props.jsonSchema.input === 'function') derived = props.jsonSchema.input({ target: 'draft-2020-12' });
-  else if (schema instanceof z.ZodType || '_zod' in schema) derived = z.toJSONSchema(schema as z.ZodType, { io: 'input', unrepresentable: 'any' });
-  else {
-    const own = schema as { toJsonSchema?: () => unknown; toJSONSchema?: () => unknown };
-    if (typeof own.toJsonSchema === 'function') derived = own.toJsonSchema();
-    else if (typeof own.toJSONSchema === 'function') derived = own.toJSONSchema();
+  try {
+    if (props.jsonSchema && typeof props.jsonSchema.input === 'function') derived = props.jsonSchema.input({ target: 'draft-2020-12' });
+    else if (typeof own.toJsonSchema === 'function') derived = own.toJsonSchema();
+    else if (typeof own.toJSONSchema === 'function') derived = own.toJSONSchema({ io: 'input' });
+    else return { problem: noConverter(props.vendor, schema) };
+  } catch (e) {
+    return { problem: `its converter failed: ${(e as Error).message}` };
   }
-  if (derived === undefined || derived === null || typeof derived !== 'object') return undefined;
+  if (derived === null || typeof derived !== 'object' || Array.isArray(derived)) return { problem: 'its converter returned no JSON Schema object' };
   const { $schema: _dialect, ...rest } = derived as JsonSchema;
-  return rest;
+  return { schema: rest };
+}
+
+function noConverter(vendor: string, schema: object): string {
+  if (vendor === 'zod' && '_zod' in schema) return 'zod/mini schemas, and zod before 4.2, carry no converter: use `toJSONSchema(schema)` from zod';
+  return 'it carries no JSON Schema converter';
 }
 
 /** An issue's path as plain keys (Standard Schema allows `{ key }` segments). */

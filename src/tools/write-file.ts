@@ -1,22 +1,29 @@
 import { mkdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { z } from 'zod';
 import { ToolError } from '../types/errors.js';
 import { text } from '../types/content.js';
 import type { Tool } from '../types/tool.js';
 import { defineTool } from './define-tool.js';
+import { argsSchema } from './args-schema.js';
 import { formatBytes } from './format.js';
 import { displayPath, resolvePath, workspace } from './paths.js';
 import type { WorkspaceOptions } from './paths.js';
 
 export type WriteFileToolOptions = WorkspaceOptions;
 
-const parameters = z.object({
-  path: z.string().min(1).describe('Path of the file, relative to the working directory or absolute.'),
-  content: z.string().describe('The complete new content of the file.'),
-});
+export interface WriteFileArgs {
+  path: string;
+  content: string;
+}
 
-export type WriteFileArgs = z.output<typeof parameters>;
+const parameters = argsSchema<WriteFileArgs>({
+  type: 'object',
+  properties: {
+    path: { type: 'string', minLength: 1, description: 'Path of the file, relative to the working directory or absolute.' },
+    content: { type: 'string', description: 'The complete new content of the file.' },
+  },
+  required: ['path', 'content'],
+});
 
 /** The `write_file` tool: creates or overwrites a file, creating missing parent directories. */
 export function writeFileTool(options: WriteFileToolOptions): Tool<WriteFileArgs> {

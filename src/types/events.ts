@@ -75,13 +75,15 @@ export interface MessageUpdateEvent {
  * output and the new attempt diverged from what was already streamed (`retryDiverged`); a retry
  * that repeats the same output is resumed without one (its repeated prefix is not re-sent).
  * `message` holds the content both attempts share (normally none); the following MessageUpdate
- * deltas build on it.
+ * deltas build on it. A model fallback after partial output (`modelFallback`) resets to the next
+ * model's empty message.
  */
 export interface MessageResetEvent {
   type: 'MessageReset';
   loopId: string;
   message: AssistantMessage;
-  reason: 'retryDiverged';
+  /** `retryDiverged`: a retry streamed something else; `modelFallback`: the next model of the chain took the turn. */
+  reason: 'retryDiverged' | 'modelFallback';
   timestamp: number;
 }
 
@@ -186,6 +188,32 @@ export interface RetryScheduledEvent {
   timestamp: number;
 }
 
+/** Which model a {@link ModelFallbackEvent} names. */
+export interface ModelRef {
+  provider: string;
+  id: string;
+}
+
+/** Why the next model of the chain took the turn. */
+export type ModelFallbackReason = 'retriesExhausted' | 'circuitOpen' | 'contextOverflow';
+
+/**
+ * The model call failed in a way the next model of the `models` chain may not (retries spent on a
+ * retryable error, an open circuit, a context overflow beyond recovery): `to` takes the turn, and
+ * the rest of the run. Emitted before the new call's first event.
+ */
+export interface ModelFallbackEvent {
+  type: 'ModelFallback';
+  loopId: string;
+  turnIndex: number;
+  from: ModelRef;
+  to: ModelRef;
+  reason: ModelFallbackReason;
+  /** The failure that made `from` give up (`kind: message` for a provider error). */
+  errorMessage: string;
+  timestamp: number;
+}
+
 /** A hook, policy or filter threw; the loop reported it and went on as if it had said continue. */
 export interface HookErrorEvent {
   type: 'HookError';
@@ -244,6 +272,7 @@ export type AgentEvent =
   | CompactionStartEvent
   | CompactionEndEvent
   | RetryScheduledEvent
+  | ModelFallbackEvent
   | HookErrorEvent
   | ToolApprovalRequestedEvent
   | ToolApprovalResolvedEvent;

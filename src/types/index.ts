@@ -6,5 +6,6 @@ export * from './config.js';
 export * from './tool.js';
 export * from './provider.js';
 export * from './events.js';
-export * from './schemas.js';
+export { parseMessagesJson } from './message-checks.js';
+export { formatPath, JsonCheckError } from './json-check.js';
 export * from './hooks.js';

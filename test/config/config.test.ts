@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AgentConfigError, createAgentFromConfig, loadAgentConfig } from '../../src/config/index.js';
 import { FileSessionStore, recordSession, SessionRecorder } from '../../src/session/index.js';
 import { scriptedProvider } from '../../src/testing/index.js';
+import { ProviderError } from '../../src/types/errors.js';
 import type { AgentEvent } from '../../src/index.js';
 import { addTool } from '../agent/helpers.js';
 import { repoRoot, testServer } from '../mcp/helpers.js';
@@ -129,10 +130,16 @@ describe('loadAgentConfig', () => {
     expect((await failure(loadAgentConfig(await file('bad.json', '{\n"name": "x",\n}'), { env }))).message).toMatch(/bad\.json.*invalid JSON/);
   });
 
-  it('rejects fallbackModels, saying it is not supported yet', async () => {
-    const e = await failure(loadAgentConfig(await file('fallback.toml', `fallbackModels = ["gpt-4o"]\n${TOML}`), { env }));
-    expect(e).toMatchObject({ keyPath: 'fallbackModels', line: 1 });
-    expect(e.message).toMatch(/fallback models are not supported yet/);
+  it('reads fallbackModels, each entry like [model], with ${ENV} resolved; a bad entry names its index, key and line', async () => {
+    const toml = `${TOML}\n[[fallbackModels]]\nprovider = "openai"\nid = "gpt-4o"\napiKey = "\${TEST_OPENAI_KEY}"\n\n[[fallbackModels]]\nprovider = "ollama"\nid = "llama3"\n`;
+    const yaml = `${YAML}fallbackModels:\n  - provider: openai\n    id: gpt-4o\n    apiKey: \${TEST_OPENAI_KEY}\n  - provider: ollama\n    id: llama3\n`;
+    const keys = { ...env, TEST_OPENAI_KEY: 'sk-openai-secret-9876543210' };
+    const [fromToml, fromYaml] = await Promise.all([loadAgentConfig(await file('fb.toml', toml), { env: keys }), loadAgentConfig(await file('fb.yaml', yaml), { env: keys })]);
+    expect(fromToml.config.fallbackModels).toEqual([{ provider: 'openai', id: 'gpt-4o', apiKey: keys.TEST_OPENAI_KEY }, { provider: 'ollama', id: 'llama3' }]);
+    expect(fromYaml.config).toEqual(fromToml.config);
+    expect(fromToml.redact(keys.TEST_OPENAI_KEY)).toBe('****');
+    const bad = await failure(loadAgentConfig(await file('fb-bad.toml', `${TOML}\n[[fallbackModels]]\nprovider = "openai"\nid = 4\n`), { env }));
+    expect(bad).toMatchObject({ keyPath: 'fallbackModels[0].id', line: 24 });
   });
 
   it('never puts a value from the environment in an error', async () => {
@@ -167,6 +174,43 @@ describe('createAgentFromConfig', () => {
       expect(provider.requests[0]!.tools.map((t) => t.name)).toEqual(['add', 'read_file']);
     } finally {
       await close();
+    }
+  });
+
+  it('maps fallbackModels to the agent\'s models chain: a turn the primary cannot serve goes to the fallback', async () => {
+    const seen: Array<{ url: string; auth: string | undefined; model: unknown }> = [];
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        seen.push({ url: req.url ?? '', auth: req.headers.authorization, model: (JSON.parse(raw) as { model: unknown }).model });
+        const chunk = (delta: object, finish: string | null = null): string =>
+          `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'llama3', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(`${chunk({ role: 'assistant', content: 'from the fallback' })}${chunk({}, 'stop')}data: [DONE]\n\n`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+      const toml = `retry = false\n[model]\nprovider = "scripted"\nid = "m"\n\n[[fallbackModels]]\nprovider = "ollama"\nid = "llama3"\nbaseUrl = "${url}"\napiKey = "local-key"\n`;
+      const provider = scriptedProvider([{ error: new ProviderError('network', 'primary down') }]);
+      const { agent, close } = await createAgentFromConfig(await file('fb-run.toml', toml), { provider });
+      try {
+        expect(agent.loopConfig().models).toEqual([agent.model, expect.objectContaining({ provider: 'ollama', id: 'llama3', baseUrl: url, api: 'openai-completions' })]);
+        const all = await lastValueFrom(agent.prompt('hi').pipe(toArray()));
+        expect(all.find((e) => e.type === 'ModelFallback')).toMatchObject({ from: { id: 'm' }, to: { provider: 'ollama', id: 'llama3' }, reason: 'retriesExhausted' });
+        expect(seen).toEqual([{ url: '/v1/chat/completions', auth: 'Bearer local-key', model: 'llama3' }]);
+        expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'from the fallback' }] });
+      } finally {
+        await close();
+      }
+      const scripted = await failure(createAgentFromConfig(await file('fb-scripted.toml', `${toml}\n[[fallbackModels]]\nprovider = "scripted"\nid = "x"\n`), { provider }));
+      expect(scripted).toMatchObject({ keyPath: 'fallbackModels[1].provider' });
+      expect(scripted.problem).toMatch(/"scripted" cannot be a fallback/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
 

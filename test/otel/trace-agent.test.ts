@@ -92,6 +92,29 @@ describe('traceAgent', () => {
     expect(h.named('chat scripted-model')).toHaveLength(3);
   });
 
+  it('a model fallback ends the given-up model\'s attempt as a failed chat span and notes the fallback on invoke_agent', () => {
+    const h = open();
+    const backup = { id: 'backup-model', api: 'scripted', provider: 'backup' } as const;
+    testScheduler().run(({ flush }) => {
+      const primary = [{ error: new ProviderError('network', 'HTTP 503'), delay: 4 }];
+      const fallback = scriptedProvider([{ text: 'ok', delay: 3 }]);
+      const base = config(primary, { retry: false });
+      agentLoop([userMessage('hi', 0)], context(), { ...base, models: [base.model, { model: backup, provider: fallback }] }).pipe(traceAgent(h.tracing)).subscribe();
+      flush();
+    });
+    const chats = h.spans().filter((s) => s.name.startsWith('chat')).sort((a, b) => ms(a.startTime) - ms(b.startTime));
+    expect(chats.map((s) => [s.name, s.attributes['gen_ai.provider.name'], s.attributes['error.type'], ms(s.startTime), ms(s.endTime)])).toEqual([
+      ['chat scripted-model', 'scripted', 'network', 0, 4],
+      ['chat backup-model', 'backup', undefined, 4, 7],
+    ]);
+    expect(chats[0]!.attributes['phi_rx.fallback.reason']).toBe('retriesExhausted');
+    const agent = h.one('invoke_agent');
+    expect(agent.events.map((e) => [e.name, e.attributes])).toEqual([
+      ['phi_rx.model_fallback', { 'phi_rx.fallback.from': 'scripted/scripted-model', 'phi_rx.fallback.to': 'backup/backup-model', 'phi_rx.fallback.reason': 'retriesExhausted' }],
+    ]);
+    expect(agent.status.code).not.toBe(SpanStatusCode.ERROR);
+  });
+
   it('a failed run marks its chat and invoke_agent spans with error.type', async () => {
     const h = open();
     await lastValueFrom(agentLoop([userMessage('hi', 0)], context(), config([{ error: new ProviderError('auth', 'bad key') }])).pipe(traceAgent(h.tracing), toArray()));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import * as zm from 'zod/mini';
 import * as v from 'valibot';
 import { type } from 'arktype';
 import { toJsonSchema } from '@valibot/to-json-schema';
@@ -113,6 +114,18 @@ describe('defineTool with JSON Schema: always validated (issue 12)', () => {
   });
 });
 
+describe('defineTool with JSON Schema: where a required property is missing', () => {
+  it('is named at the property itself, nested too, and every missing one is listed', async () => {
+    const { tool } = recorder('mail', {
+      type: 'object',
+      properties: { to: { type: 'string' }, envelope: { type: 'object', properties: { from: { type: 'string' } }, required: ['from'] } },
+      required: ['to', 'envelope'],
+    });
+    expect((await callWith(tool, {})).text).toBe('Invalid arguments for tool "mail": arguments.to: required property "to" is missing; arguments.envelope: required property "envelope" is missing');
+    expect((await callWith(tool, { to: 'a', envelope: {} })).text).toBe('Invalid arguments for tool "mail": arguments.envelope.from: required property "from" is missing');
+  });
+});
+
 describe('defineTool with Standard Schema (issue 12)', () => {
   it('zod 4: validated through ~standard, JSON Schema derived once per schema object', async () => {
     const schema = z.object({ n: z.number().int().positive() });
@@ -178,6 +191,30 @@ describe('defineTool with Standard Schema (issue 12)', () => {
     const a = defineTool({ name: 'vt', description: 'x', parameters: vb, jsonSchema: toJsonSchema(vb) as JsonSchema, execute: ({ city }) => city.toUpperCase() });
     const b = defineTool({ name: 'at', description: 'x', parameters: ark, execute: ({ n }) => (n + 1).toFixed(0) });
     expect([a.name, b.name]).toEqual(['vt', 'at']);
+  });
+
+  it('zod/mini (no converter of its own, and phi-rx imports no zod): a definition error naming the tool, then validated through ~standard with the jsonSchema it is given', async () => {
+    const schema = zm.object({ n: zm.number() });
+    expect(() => defineTool({ name: 'mini', description: 'x', parameters: schema, execute: () => 'ok' }))
+      .toThrow(/defineTool "mini": cannot derive a JSON Schema for the model from this zod schema \(zod\/mini .*toJSONSchema/);
+    const { tool, calls } = recorder('mini', schema, { jsonSchema: zm.toJSONSchema(schema) as JsonSchema });
+    expect((await callWith(tool, { n: 'x' })).text).toMatch(/^Invalid arguments for tool "mini": arguments\.n: /);
+    expect((await callWith(tool, { n: 2 })).text).toBe('ran');
+    expect(calls).toEqual([{ n: 2 }]);
+    expect(tool.parameters).toMatchObject({ type: 'object', properties: { n: { type: 'number' } } });
+  });
+
+  it('a zod type JSON Schema cannot represent: a definition error naming the tool and zod\'s reason, unless jsonSchema is given', () => {
+    const schema = z.object({ when: z.date() });
+    expect(() => defineTool({ name: 'when', description: 'x', parameters: schema, execute: () => 'ok' }))
+      .toThrow(/defineTool "when": cannot derive a JSON Schema for the model from this zod schema \(its converter failed: Date cannot be represented in JSON Schema\)/);
+    const tool = defineTool({ name: 'when', description: 'x', parameters: schema, jsonSchema: { type: 'object', properties: { when: { type: 'string' } } }, execute: ({ when }) => when.toISOString() });
+    expect(tool.parameters).toEqual({ type: 'object', properties: { when: { type: 'string' } } });
+  });
+
+  it('execute gets a zod schema\'s output type through ~standard (checked by the type-check)', () => {
+    const tool = defineTool({ name: 'zt', description: 'x', parameters: z.object({ n: z.string().transform((s) => s.length) }).partial(), jsonSchema: { type: 'object' }, execute: ({ n }) => (n ?? 0).toFixed(0) });
+    expect(tool.name).toBe('zt');
   });
 
   it('a zod schema older than 3.24 (no ~standard) is refused by name, not sent as a JSON Schema', () => {

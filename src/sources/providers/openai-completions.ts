@@ -112,8 +112,19 @@ export function mistralToolId(id: string): string {
   return hash.toString(36).padStart(9, '0').slice(-9);
 }
 
+/**
+ * OpenAI rejects tool-call ids longer than 40 characters; a longer id (another provider's) keeps
+ * its first 32 characters and gets a hash of the whole, the same for call and result.
+ */
+export function openAiToolId(id: string): string {
+  if (id.length <= 40) return id;
+  let hash = 2166136261;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 16777619) >>> 0;
+  return `${id.slice(0, 32)}_${hash.toString(36).padStart(7, '0')}`;
+}
+
 function convertMessages(messages: readonly Message[], model: ModelConfig): ChatMessage[] {
-  const toolId = model.provider === 'mistral' ? mistralToolId : (id: string) => id;
+  const toolId = model.provider === 'mistral' ? mistralToolId : openAiToolId;
   const out: ChatMessage[] = [];
   let pendingImages: ImageContent[] = [];
   const flushImages = () => {

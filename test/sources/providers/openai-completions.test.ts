@@ -4,6 +4,7 @@ import {
   buildChatCompletionsRequest,
   createOpenAiCompletionsProvider,
   mistralToolId,
+  openAiToolId,
 } from '../../../src/sources/providers/openai-completions.js';
 import { openai, openaiCompatible } from '../../../src/sources/providers/models.js';
 import type { ModelConfig, StreamRequest } from '../../../src/types/provider.js';
@@ -340,5 +341,24 @@ describe('buildChatCompletionsRequest', () => {
     expect(id).toMatch(/^[a-zA-Z0-9]{9}$/);
     expect(body.messages[3]).toMatchObject({ role: 'tool', tool_call_id: id });
     expect(mistralToolId('abc123XYZ')).toBe('abc123XYZ');
+  });
+
+  it('shortens a foreign tool id over OpenAI\'s 40 characters, the same for call and result; shorter ids pass unchanged', () => {
+    const long = `toolu_${'x'.repeat(30)}|fc_${'y'.repeat(30)}`;
+    const body = build(openai('gpt-4o'), {
+      messages: [
+        user('q'),
+        assistant([{ type: 'toolCall', id: long, name: 'weather', arguments: {} }, { type: 'toolCall', id: 'toolu_01N2eM4V43kGCDkq2Lw7ChWQ', name: 'weather', arguments: {} }], 'anthropic', 'claude'),
+        { role: 'toolResult', toolCallId: long, toolName: 'weather', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: 0 },
+        { role: 'toolResult', toolCallId: 'toolu_01N2eM4V43kGCDkq2Lw7ChWQ', toolName: 'weather', content: [{ type: 'text', text: 'ok' }], isError: false, timestamp: 0 },
+      ],
+    });
+    const ids = (body.messages[2] as { tool_calls: Array<{ id: string }> }).tool_calls.map((c) => c.id);
+    expect(ids[0]!.length).toBeLessThanOrEqual(40);
+    expect(ids[0]!.startsWith(long.slice(0, 32))).toBe(true);
+    expect(ids[1]).toBe('toolu_01N2eM4V43kGCDkq2Lw7ChWQ');
+    expect(body.messages[3]).toMatchObject({ role: 'tool', tool_call_id: ids[0] });
+    expect(body.messages[4]).toMatchObject({ role: 'tool', tool_call_id: ids[1] });
+    expect(openAiToolId(`${long}z`)).not.toBe(ids[0]); // the hash covers the whole id
   });
 });
