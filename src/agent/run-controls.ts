@@ -102,12 +102,12 @@ export class RunControls {
         `approve("${toolCallId}"): no tool call with this id is waiting for approval (${waiting.length ? `waiting: ${waiting.join(', ')}` : 'none is waiting'}).`,
       );
     }
-    if (running) {
-      this.answers.next({ toolCallId, ...decision });
-      return 'active';
-    }
+    // Kept until the call is resolved: a run that asks for this call only later (a resumed run,
+    // sequential dispatch) gets it when it asks.
     this.early.set(toolCallId, decision);
-    return 'resume';
+    if (!running) return 'resume';
+    this.answers.next({ toolCallId, ...decision });
+    return 'active';
   }
 
   /**

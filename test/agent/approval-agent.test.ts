@@ -96,3 +96,30 @@ describe('BasicAgent.approve', () => {
     expect(second.lastLoopId).toMatch(/^sess-a\..+\.2$/);
   });
 });
+
+describe('BasicAgent.approve after restore, sequential dispatch', () => {
+  it('an answer for a call the resumed run reaches only later is kept until it asks', async () => {
+    const store = new InMemorySessionStore();
+    const first = agentFor(); // parallel: both transfers wait when the session is saved
+    const asked = firstValueFrom(first.events$.pipe(filter((e) => e.type === 'ToolApprovalRequested' && e.toolCallId === 't2')));
+    const sub = first.prompt('pay').subscribe();
+    await asked;
+    await first.save(store);
+    sub.unsubscribe();
+
+    const slowTransfer = defineTool({
+      name: 'transfer', description: 'Moves money', parameters: z.object({ amount: z.number() }), needsApproval: true,
+      execute: ({ amount }) => new Promise<string>((resolve) => setTimeout(() => resolve(`moved ${amount}`), 20)),
+    });
+    const second = new BasicAgent({ model, provider: scriptedProvider([script[1]!]), retry: false, tools: [slowTransfer, addTool], agentId: 'agent-a', toolExecution: 'sequential' });
+    await second.restore(store, 'sess-a');
+    expect(second.pendingApprovals().map((p) => p.toolCallId)).toEqual(['t1', 't2']);
+    const resumed$ = second.approve('t1', { approved: true });
+    // The resumed run is running t1; it asks for t2 only after t1 is done. The answer waits for it.
+    expect(second.isStreaming).toBe(true);
+    expect(second.approve('t2', { approved: false, reason: 'later' })).toBeDefined();
+    await lastValueFrom(resumed$);
+    expect(resultsOf(second.messages)).toEqual({ t1: 'moved 50', t2: 'Tool call "transfer" was denied: later', a1: '3' });
+    expect(second.pendingApprovals()).toEqual([]);
+  });
+});
