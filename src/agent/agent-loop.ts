@@ -41,7 +41,8 @@ export function agentLoop(prompts: readonly AgentMessage[] | string, context: Ag
 /**
  * Resumes from the existing context with no new prompt (after an error, or to let the model go on
  * after tool results). `context.agentId` and `context.sessionId` are required; the context must
- * not be empty, and may end in an assistant message only when steering or follow-ups are queued.
+ * not be empty, and may end in an assistant message only when steering or follow-ups are queued
+ * or when it has tool calls without results (those run first: `answerOpenCalls`).
  * These misuses fail the Observable with an AgentError; they never crash.
  */
 export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
@@ -116,7 +117,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
   return loopStages(
     startRun({ agentId: setup.agentId, sessionId: setup.sessionId, scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }), ...parentOf(context) }),
     prompts ? admitPrompts(prompts, { filters, scheduler }) : injectQueued(followUpsToContinue(c), { filters, scheduler }),
-    !prompts && answerOpenCalls(tools, recordToolResults(signal)),
+    answerOpenCalls(tools, recordToolResults(signal)),
     repeatTurns(turn, { more: (s) => !s.ended }),
     endRun({ scheduler, ...signal, ...defined({ afterLoop: hooks.afterLoop }) }),
   );

@@ -4,8 +4,8 @@ import { loopStages } from './loop-stages.js';
 import { openToolCalls } from './open-calls.js';
 
 /**
- * A continuation of a run that stopped mid-dispatch (a call waiting for approval when the
- * process went away) first answers the calls it left open: the tool stage (`runToolCalls`, with
+ * A run on the context of a run that stopped mid-dispatch (a call waiting for approval when the
+ * process went away) first answers the calls it left open, before any new prompt: the tool stage (`runToolCalls`, with
  * approval) runs on the last assistant message narrowed to the calls without results, and the
  * record stage (`recordToolResults`) adds their results; then the turns go on as usual, the model
  * seeing every result. A state with no open calls, or one that has ended, passes through.

@@ -173,4 +173,16 @@ describe('agentLoopContinue answers the calls a suspended run left open', () => 
     expect(cfg.provider.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult']);
     expect(agentEnd(all).stopReason).toBe('stop');
   });
+
+  it('a new prompt on such a context also answers the open calls first, then adds the prompt', async () => {
+    const assistant = {
+      role: 'assistant' as const, stopReason: 'toolUse' as const, model: 'm', provider: 'p', timestamp: 1,
+      usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+      content: [{ type: 'toolCall' as const, id: 'a1', name: 'add', arguments: { a: 2, b: 2 } }],
+    };
+    const cfg = config([{ text: 'ok' }]);
+    const all = await events(agentLoop([userMessage('never mind', 5)], context([addTool], [userMessage('add', 0), assistant] as AgentMessage[]), cfg));
+    expect(cfg.provider.requests[0]!.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'user']);
+    expect(results(all)).toEqual({ a1: { text: '4', isError: false } });
+  });
 });
