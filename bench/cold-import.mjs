@@ -5,7 +5,9 @@
 // Builds the package as published (`npm run build`, tsc to dist/), then for each entry point starts
 // a fresh `node` process per sample that resolves the entry through the package's own `exports`
 // (self-reference, as an app's `import 'phi-rx'` would), times `await import(...)` with
-// performance.now(), and prints the time. Reported: the median and min/max of the samples.
+// performance.now(), and prints the time. Reported: the median and min/max of the samples, and the
+// median CPU time the import took (process.cpuUsage(), user + system, every thread of the process):
+// on a machine shared with other work the wall time mostly measures waiting, the CPU time much less.
 //
 // `--baseline <git-ref>` also builds that commit (git archive into .tmp/cold-import-baseline, with
 // this checkout's node_modules) and samples it alternately with the working tree, entry by entry,
@@ -50,18 +52,21 @@ function prepareBaseline(ref) {
   return dir;
 }
 
-/** One fresh process in `cwd`: the ms `await import(entry)` took. */
+/** One fresh process in `cwd`: the wall and CPU ms `await import(entry)` took. */
 function sample(entry, cwd) {
-  const code = `const t = performance.now(); await import(${JSON.stringify(entry)}); process.stdout.write(String(performance.now() - t));`;
-  const out = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd, encoding: 'utf8' });
-  return Number(out);
+  const code = `const c = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(entry)}); const wall = performance.now() - t; const cpu = process.cpuUsage(c); process.stdout.write(wall + ' ' + (cpu.user + cpu.system) / 1000);`;
+  const [wall, cpu] = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd, encoding: 'utf8' }).split(' ').map(Number);
+  return { wall, cpu };
 }
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
-const summary = (times) => ({ median: median(times), min: Math.min(...times), max: Math.max(...times) });
+const summary = (times) => {
+  const wall = times.map((t) => t.wall);
+  return { median: median(wall), min: Math.min(...wall), max: Math.max(...wall), cpuMedian: median(times.map((t) => t.cpu)) };
+};
 
 const baselineDir = baselineRef ? prepareBaseline(baselineRef) : undefined;
 const isOwn = (entry) => entry === 'phi-rx' || entry.startsWith('phi-rx/');
@@ -81,14 +86,15 @@ if (argv.includes('--json')) {
   process.stdout.write(`${JSON.stringify({ node: process.version, rows }, null, 2)}\n`);
 } else if (baselineDir) {
   process.stdout.write(`Cold import, Node ${process.version}, ${samples} fresh processes each, alternating with ${baselineRef} (ms)\n\n`);
-  process.stdout.write(`| entry | ${baselineRef} median | now median | now / ${baselineRef} | now min–max |\n|---|---:|---:|---:|---:|\n`);
+  process.stdout.write(`| entry | ${baselineRef} median | now median | now / ${baselineRef} | now min–max | CPU ${baselineRef} | CPU now |\n|---|---:|---:|---:|---:|---:|---:|\n`);
   for (const r of rows) {
     const before = r.baseline ? ms(r.baseline.median) : '';
     const ratio = r.baseline ? `${(r.median / r.baseline.median).toFixed(2)}×` : '';
-    process.stdout.write(`| \`import '${r.entry}'\` | ${before} | ${ms(r.median)} | ${ratio} | ${ms(r.min)}–${ms(r.max)} |\n`);
+    const cpuBefore = r.baseline ? ms(r.baseline.cpuMedian) : '';
+    process.stdout.write(`| \`import '${r.entry}'\` | ${before} | ${ms(r.median)} | ${ratio} | ${ms(r.min)}–${ms(r.max)} | ${cpuBefore} | ${ms(r.cpuMedian)} |\n`);
   }
 } else {
   process.stdout.write(`Cold import, Node ${process.version}, ${samples} fresh processes each (ms)\n\n`);
-  process.stdout.write('| entry | median | min | max |\n|---|---:|---:|---:|\n');
-  for (const r of rows) process.stdout.write(`| \`import '${r.entry}'\` | ${ms(r.median)} | ${ms(r.min)} | ${ms(r.max)} |\n`);
+  process.stdout.write('| entry | median | min | max | CPU median |\n|---|---:|---:|---:|---:|\n');
+  for (const r of rows) process.stdout.write(`| \`import '${r.entry}'\` | ${ms(r.median)} | ${ms(r.min)} | ${ms(r.max)} | ${ms(r.cpuMedian)} |\n`);
 }

@@ -19,6 +19,12 @@ export { AssistantMessageBuilder } from './sources/providers/message-builder.js'
 export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptInput, type ContinueKindName } from './agent/basic-agent.js';
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export { AgentRunError, runText, textStream, textDeltas, finalText } from './agent/run-text.js';
+export {
+  defineOutput, InvalidOutputError, type DefineOutputOptions, type OutputFailure, type OutputIssue, type OutputOf, type OutputOutcome,
+  type OutputSchema, type OutputSpec, type OutputValidation,
+} from './agent/output-spec.js';
+export { outputOf, runOutput } from './agent/run-output.js';
+export { parsePartialJson } from './agent/partial-json.js';
 export * from './agent/parallel-index.js';
 export type { PendingApproval } from './agent/run-controls.js';
 export { cancelledText } from './sources/tool-run.js';

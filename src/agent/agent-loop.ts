@@ -6,11 +6,12 @@ import { Usage } from '../types/usage.js';
 import {
   admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, compactContext, decideNext, endRun, endTurn, injectQueued,
   isLoopState, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant,
-  recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
+  recordToolResults, recoverOverflow, repeatTurns, checkOutput, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
 import { fallbackModels, pricingOf } from './model-chain.js';
+import { responseFormatOf } from './output-spec.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
 
 /**
@@ -73,6 +74,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
     thinkingLevel: c.thinkingLevel ?? 'off', cacheConfig: c.cacheConfig ?? DEFAULT_CACHE_CONFIG,
     ...defined({ maxTokens: c.maxTokens, temperature: c.temperature, apiKey: c.model.apiKey, convertToLlm: c.convertToLlm, context: c.operators?.context }),
     ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
+    ...defined({ responseFormat: c.output && responseFormatOf(c.output) }),
   });
   const callOptions = {
     provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true, ...signal,
@@ -112,6 +114,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
       followUp: () => takeQueued(c.followUp).map((q) => q.message),
       ...defined({ steeringPending: steering && (() => steering.pending()) }),
     }),
+    c.output !== undefined && checkOutput(c.output, { scheduler, ...signal }), // the answer when the run would end: valid, or one corrective turn
   );
 
   return loopStages(

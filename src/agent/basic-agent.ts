@@ -16,6 +16,8 @@ import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/in
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
 import { runText, textStream } from './run-text.js';
+import { runOutput } from './run-output.js';
+import type { OutputOf, OutputSchema } from './output-spec.js';
 import { shareRun, TranscriptStore } from './agent-state.js';
 import type { Transcript } from '../view/transcript-state.js';
 import type { BasicAgentOptions } from './agent-builder.js';
@@ -124,13 +126,14 @@ export class BasicAgent extends AgentControls {
    * Runs the agent on new input. Starts when first subscribed and runs once however many
    * subscribe: a later subscriber shares the run and first catches up on its events (see
    * {@link shareRun}); when all unsubscribe, the run is cancelled. Another prompt while a run is
-   * active fails with AgentError('AlreadyRunning') and leaves that run alone.
+   * active fails with AgentError('AlreadyRunning') and leaves that run alone. `options.output`
+   * asks this run for structured output (see `config.output`), on its AgentEnd.
    */
-  prompt(input: PromptInput): Observable<AgentEvent> {
+  prompt(input: PromptInput, options?: { output?: OutputSchema }): Observable<AgentEvent> {
     return shareRun(defer(() => {
       this.assertIdle('prompt');
       const prompts = toMessages(input, this.scheduler.now());
-      return this.execute((context, config) => agentLoop(prompts, context, config), undefined);
+      return this.execute((context, config) => agentLoop(prompts, context, options?.output ? { ...config, output: options.output } : config), undefined);
     }));
   }
 
@@ -195,8 +198,16 @@ export class BasicAgent extends AgentControls {
    * AgentEnd) when the run fails, is aborted or the prompt is rejected. For the AgentEnd itself:
    * `await runToEnd(agent.prompt(input))`.
    */
-  run(input: PromptInput): Promise<string> {
-    return runText(this.prompt(input));
+  run(input: PromptInput): Promise<string>;
+  /**
+   * With `output`: this run's answer must match the schema (see `config.output`); resolves the
+   * validated, typed output, rejects with an InvalidOutputError when it stayed invalid after
+   * its corrective turn, or an AgentRunError when the run failed.
+   */
+  run<S extends OutputSchema>(input: PromptInput, options: { output: S }): Promise<OutputOf<S>>;
+  run(input: PromptInput, options?: { output: OutputSchema }): Promise<unknown> {
+    if (!options) return runText(this.prompt(input));
+    return runOutput(this.prompt(input, options));
   }
 
   /** `for await` over just the text of a run; throws an AgentRunError when the run fails. */

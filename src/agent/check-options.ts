@@ -2,6 +2,7 @@ import type { AgentLoopConfig } from './config.js';
 import { AgentError } from '../types/errors.js';
 import { kindOf } from './check-prompts.js';
 import { checkModelChain } from './model-chain.js';
+import { type OutputSchema, outputSpecOf } from './output-spec.js';
 
 const STEERING_POLICIES = ['wait', 'skip', 'interrupt'];
 const THINKING_LEVELS = ['off', 'minimal', 'low', 'medium', 'high'];
@@ -51,6 +52,7 @@ export function checkLoopOptions(config: AgentLoopConfig): void {
     }
   }
   if (c.models !== undefined) checkModelChain(c.models, config.model, config.provider);
+  if (c.output !== undefined) outputSpecOf(c.output as OutputSchema); // throws InvalidConfig naming config.output
   const filters = c.inputFilters;
   if (filters !== undefined) {
     if (!Array.isArray(filters)) throw invalid('inputFilters', `expected an array of functions, got ${kindOf(filters)}`);

@@ -12,6 +12,7 @@ import type { MessageSource } from '../sources/queues.js';
 import type { ToolApprovalConfig } from '../operators/request-approval.js';
 import type { ToolCallCancel } from '../operators/cancel-tool-calls.js';
 import type { ModelChoice } from './model-chain.js';
+import type { OutputSchema } from './output-spec.js';
 
 /** What a loop runs on: the conversation so far, the tools, and who is running it. */
 export interface AgentContext {
@@ -102,4 +103,10 @@ export interface AgentLoopConfig {
   cancelToolCalls?: Observable<string | ToolCallCancel>;
   /** Carried on AgentStart. */
   metadata?: unknown;
+  /**
+   * Structured output: the run ends with its answer parsed and validated against this schema
+   * (zod / Standard Schema, JSON Schema of an object, or `defineOutput(...)`), on `AgentEnd.output`;
+   * an invalid answer gets one corrective turn, then `AgentEnd.outputError`.
+   */
+  output?: OutputSchema;
 }

@@ -10,6 +10,7 @@ import { checkLoopOptions } from './check-options.js';
 import { checkApprovalOptions } from './check-approval.js';
 import { openToolCalls } from '../operators/open-calls.js';
 import { checkPrompts } from './check-prompts.js';
+import { checkOutputName } from './output-spec.js';
 import { defaultIds } from './ids.js';
 import { queuedSize } from './steering-inbox.js';
 
@@ -35,6 +36,7 @@ export function setUpRun(context: AgentContext, config: AgentLoopConfig, prompts
   checkLoopOptions(config);
   checkTools(context.tools);
   checkApprovalOptions(config, context.tools);
+  if (config.output !== undefined) checkOutputName(config.output, context.tools);
   const scheduler = config.scheduler ?? asyncScheduler;
   const checked = prompts === undefined ? undefined : checkPrompts(prompts, scheduler.now());
   if (prompts === undefined) checkContinuable(context, config);

@@ -21,6 +21,7 @@ export class AgentRunError extends Error {
 function describeFailure(end: AgentEndEvent): string {
   if (end.rejection !== undefined) return `The prompt was rejected: ${end.rejection}`;
   if (end.stopReason === 'aborted') return 'The agent run was aborted';
+  if (!isFailedEnd(end)) return `The agent run ended without a structured output to give (it stopped with reason "${end.stopReason}")`;
   const error = lastAssistant(end)?.errorMessage;
   return `The agent run failed: ${error ?? `it stopped with reason "${end.stopReason}"`}`;
 }

@@ -1,4 +1,4 @@
 /** `phi-rx/config`: agents from TOML, YAML or JSON files. Node only (reads files). */
 export { AgentConfigError, loadAgentConfig, parseAgentConfig, type LoadConfigOptions, type LoadedAgentConfig } from './load.js';
 export { createAgentFromConfig, type ConfiguredAgent, type CreateAgentOptions } from './create-agent.js';
-export { AgentFileSchema, type AgentFile } from './schema.js';
+export type { AgentFile, McpServerEntry, McpStdioEntry, McpHttpEntry, ModelSection, OpenApiEntry } from './schema.js';

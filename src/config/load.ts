@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadOptionalPeer } from '../sources/optional-peer.js';
 import { LineCounter, parseDocument, isNode } from 'yaml';
-import { AgentFileSchema, NOT_SUPPORTED_YET, type AgentFile } from './schema.js';
+import { agentFileCheck, NOT_SUPPORTED_YET, type AgentFile } from './schema.js';
+import { JsonCheckError } from '../types/json-check.js';
 
 /** A config file that cannot be used: names the file, the key path and, where known, the line. */
 export class AgentConfigError extends Error {
@@ -76,20 +77,17 @@ export async function parseAgentConfig(text: string, file: string, format: Forma
     }
   }
   const redact = (s: string): string => secrets.reduce((out, secret) => (secret ? out.split(secret).join('****') : out), s);
-  const checked = AgentFileSchema.safeParse(resolved);
-  if (!checked.success) {
-    const issue = checked.error.issues[0]!;
-    const issuePath = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
-    if (issue.code === 'unrecognized_keys') {
-      const key = issue.keys[0]!;
-      const at = [...issuePath, key];
-      throw new AgentConfigError(file, keyPathOf(at), lineOf(at), `unknown key "${key}"`);
-    }
-    throw new AgentConfigError(file, keyPathOf(issuePath), lineOf(issuePath), redact(issue.message));
+  let config: AgentFile;
+  try {
+    config = agentFileCheck()(resolved, []);
+  } catch (e) {
+    if (!(e instanceof JsonCheckError)) throw e;
+    const at = e.path.filter((k): k is string | number => typeof k !== 'symbol');
+    throw new AgentConfigError(file, keyPathOf(at), lineOf(at), redact(e.problem));
   }
   const errorAt = (at: ReadonlyArray<string | number>, problem: string): AgentConfigError =>
     new AgentConfigError(file, keyPathOf(at), lineOf([...at]), redact(problem));
-  return { file, config: checked.data, secrets, redact, errorAt };
+  return { file, config, secrets, redact, errorAt };
 }
 
 function formatOf(file: string): Format {

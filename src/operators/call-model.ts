@@ -65,7 +65,7 @@ export function callModel(options: CallModelOptions): LoopStage {
     }
     let partial: AssistantMessage | undefined;
     let assistant: AssistantMessage | undefined;
-    const settled = (failure?: { error: unknown }): LoopState => {
+    const settled = (failure?: LoopState['failure']): LoopState => {
       const { request: _sent, failure: _earlier, ...rest } = state;
       const next: LoopState = { ...rest, ...(partial ? { partial } : {}), ...(assistant ? { assistant } : {}) };
       return failure ? { ...next, failure } : next;
@@ -96,7 +96,7 @@ export function callModel(options: CallModelOptions): LoopStage {
         subscriber.next(event);
       },
       error: (error: unknown) => {
-        subscriber.next(settled({ error }));
+        subscriber.next(settled({ error, model: { id: request.model.id, provider: request.model.provider } }));
         done();
       },
       complete: () => {

@@ -3,6 +3,7 @@ import type { AgentEndEvent } from '../types/events.js';
 import type { LoopHooks } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import { askHook } from './ask-hook.js';
+import { outputFields } from '../agent/output-spec.js';
 import { type LoopStage, loopStage, type LoopState } from './loop-state.js';
 
 export interface EndRunOptions {
@@ -50,5 +51,6 @@ function agentEnd(state: LoopState, signal: AbortSignal | undefined, timestamp: 
     timestamp,
     stopReason: signal?.aborted ? 'aborted' : (state.ended ?? state.lastStopReason ?? 'stop'),
     ...(state.rejection !== undefined ? { rejection: state.rejection } : {}),
+    ...outputFields(state.output),
   };
 }

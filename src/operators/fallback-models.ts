@@ -169,5 +169,5 @@ function settled(state: LoopState, shown: AssistantMessage | undefined, failures
   const error = isProviderError(last)
     ? new ProviderError(last.kind, message, { cause: last, ...(last.status !== undefined ? { status: last.status } : {}) })
     : new Error(message, { cause: last });
-  return { ...withPartial, failure: { error } };
+  return { ...withPartial, failure: { ...failure, error } };
 }

@@ -32,6 +32,8 @@ export * from './record-assistant.js';
 export * from './record-tool-results.js';
 export * from './decide-next.js';
 export * from './limit-turns.js';
+export * from './check-output.js';
+export * from './partial-output.js';
 export * from './request-approval.js';
 export * from './cancel-tool-calls.js';
 export * from './open-calls.js';

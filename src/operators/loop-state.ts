@@ -3,6 +3,7 @@ import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, type AssistantMessage, type StopReason, type ToolResultMessage } from '../types/message.js';
 import type { StreamRequest } from '../types/provider.js';
 import type { Usage } from '../types/usage.js';
+import type { OutputOutcome } from '../agent/output-spec.js';
 
 /**
  * The loop's state as a value, handed from stage to stage. A stage never changes the value it is
@@ -26,8 +27,8 @@ export interface LoopState {
   readonly partial?: AssistantMessage;
   /** This turn's final assistant message, once the model call delivered one. */
   readonly assistant?: AssistantMessage;
-  /** How this turn's model call failed, when it did (after its retries). */
-  readonly failure?: { readonly error: unknown };
+  /** How this turn's model call failed, when it did (after its retries), and the model it went to. */
+  readonly failure?: { readonly error: unknown; readonly model?: { readonly id: string; readonly provider: string } };
   /** This turn's tool results, in the order of the calls, once the tools have run. */
   readonly toolResults?: readonly ToolResultMessage[];
   /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
@@ -48,6 +49,8 @@ export interface LoopState {
   readonly overflowRecovered?: boolean;
   /** Scheduler time at which the run's first turn was due (the start of `maxDurationMs`). */
   readonly startedAt?: number;
+  /** Where the structured output stands, once `checkOutput` looked at the answer. */
+  readonly output?: OutputOutcome;
 }
 
 /** What a stage emits: the events it caused, in order, then the state it leaves. */

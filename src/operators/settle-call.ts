@@ -6,7 +6,7 @@ import { Usage } from '../types/usage.js';
 import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
 
 export interface SettleCallOptions {
-  /** The model asked, named on a message made when the stream left no partial. */
+  /** The model asked, named on a message made when the stream left no partial (unless the failure names the model it went to). */
   model: { readonly id: string; readonly provider: string };
   /** The caller's abort signal: a call cut by it settles as `aborted`. */
   signal?: AbortSignal;
@@ -72,12 +72,14 @@ function closedPartial(state: LoopState, options: SettleCallOptions, now: number
     text = failureText(failure.error);
   }
   const p = state.partial;
+  // The model the failed call went to (after a fallback, not the configured primary).
+  const asked = failure?.model ?? options.model;
   return {
     role: 'assistant',
     content: p ? p.content.filter((c) => c.type !== 'toolCall') : [],
     stopReason,
-    model: p?.model ?? options.model.id,
-    provider: p?.provider ?? options.model.provider,
+    model: p?.model ?? asked.id,
+    provider: p?.provider ?? asked.provider,
     usage: p ? { ...p.usage } : Usage.empty(),
     timestamp: p?.timestamp ?? now,
     errorMessage: text,

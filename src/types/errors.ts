@@ -129,7 +129,8 @@ export type AgentErrorCode =
   | 'ProviderContract'
   | 'UnknownToolCall'
   | 'UnknownBranch'
-  | 'InvalidApproval';
+  | 'InvalidApproval'
+  | 'InvalidOutput';
 
 /** A misuse of the agent API, typed so callers can branch on `code`. */
 export class AgentError extends Error {

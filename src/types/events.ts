@@ -2,6 +2,7 @@ import type { ContinuationKind, TurnTrigger } from './config.js';
 import type { AgentMessage, AssistantMessage, Message, ToolResultMessage, StopReason } from './message.js';
 import type { ToolResult } from './tool.js';
 import type { Usage } from './usage.js';
+import type { OutputFailure } from '../agent/output-spec.js';
 
 /** A streamed piece of an assistant message. */
 export type StreamDelta =
@@ -33,6 +34,10 @@ export interface AgentEndEvent {
   stopReason: StopReason;
   /** Set when an input filter rejected the prompt. */
   rejection?: string;
+  /** The validated structured output (`config.output`), when the answer matched the schema. */
+  output?: unknown;
+  /** The structured output's failure, when the answer still did not match after the corrective turn. */
+  outputError?: OutputFailure;
 }
 
 export interface TurnStartEvent {

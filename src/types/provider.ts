@@ -1,7 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { AssistantMessage, Message } from './message.js';
 import type { CacheConfig, ThinkingLevel } from './config.js';
-import type { ToolDefinition } from './tool.js';
+import type { JsonSchema, ToolDefinition } from './tool.js';
 import type { CostConfig } from './usage.js';
 
 /** The wire protocol a model speaks; the registry dispatches on it. */
@@ -64,6 +64,21 @@ export interface StreamRequest {
   /** Resolved per call by `getApiKey`, else the model's own key. */
   apiKey?: string;
   sessionId?: string;
+  /**
+   * Structured output (`config.output`): the answer must be JSON matching `schema`. OpenAI and
+   * Gemini send it as their response format; Anthropic and Bedrock as a forced output tool whose
+   * arguments they report as the message's text.
+   */
+  responseFormat?: ResponseFormat;
+}
+
+/** The JSON the answer must be: a name the API sees, and an object's JSON Schema. */
+export interface ResponseFormat {
+  name: string;
+  description?: string;
+  schema: JsonSchema;
+  /** OpenAI's strict schema adherence. */
+  strict: boolean;
 }
 
 export interface ProviderOptions {

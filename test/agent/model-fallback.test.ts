@@ -91,6 +91,9 @@ describe('agentLoop with a models chain', () => {
     expect(all.filter((e) => e.type === 'ModelFallback').map((e) => (e as { reason: string }).reason)).toEqual(['retriesExhausted', 'retriesExhausted']);
     expect(lastAssistant(all)).toMatchObject({
       stopReason: 'error',
+      // The error message is the last model's: the one that was asked last, not the configured primary.
+      provider: 'third',
+      model: 'third-model',
       errorMessage:
         'circuitOpen: Every model that took this turn failed: scripted/scripted-model: network: HTTP 502; backup/backup-model: rateLimited: HTTP 429; ' +
         'third/third-model: circuitOpen: Circuit open for third',

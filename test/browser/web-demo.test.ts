@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startDemoServer, type DemoServer } from '../../examples/web/server.js';
@@ -9,7 +11,10 @@ import { FINAL_REPLY } from '../../examples/web/agent.js';
 const executablePath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const haveChromium = existsSync(executablePath);
 if (!haveChromium) console.warn(`web demo browser tests SKIPPED: no Chromium at ${executablePath} (apt-get install chromium)`);
-const screenshot = fileURLToPath(new URL('../../docs/web-demo.png', import.meta.url));
+// The README's screenshot is refreshed only on request (PHI_RX_UPDATE_SCREENSHOT=1): a test run leaves the tree clean.
+const screenshot = process.env['PHI_RX_UPDATE_SCREENSHOT'] === '1'
+  ? fileURLToPath(new URL('../../docs/web-demo.png', import.meta.url))
+  : join(tmpdir(), `phi-rx-web-demo-${process.pid}.png`);
 
 describe.skipIf(!haveChromium)('web demo in headless Chromium', () => {
   let browser: Browser;
@@ -21,6 +26,7 @@ describe.skipIf(!haveChromium)('web demo in headless Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await demo?.close();
+    if (process.env['PHI_RX_UPDATE_SCREENSHOT'] !== '1') rmSync(screenshot, { force: true });
   });
 
   async function open(): Promise<Page> {

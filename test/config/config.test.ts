@@ -130,6 +130,22 @@ describe('loadAgentConfig', () => {
     expect((await failure(loadAgentConfig(await file('bad.json', '{\n"name": "x",\n}'), { env }))).message).toMatch(/bad\.json.*invalid JSON/);
   });
 
+  it('checks each section: an MCP server with neither command nor url, an out-of-range number, a bad enum, retry = false', async () => {
+    const base = '[model]\nprovider = "scripted"\nid = "m"\n';
+    expect(await failure(loadAgentConfig(await file('mcp-none.toml', `${base}\n[mcpServers.x]\nprefix = "p"\n`), { env })))
+      .toMatchObject({ keyPath: 'mcpServers.x', line: 5, problem: 'Invalid input: expected a server with `command` (stdio) or `url` (HTTP)' });
+    expect(await failure(loadAgentConfig(await file('mcp-both.toml', `${base}\n[mcpServers.x]\ncommand = "c"\nurl = "http://h"\n`), { env })))
+      .toMatchObject({ keyPath: 'mcpServers.x.url', line: 7, problem: 'unknown key "url"' });
+    expect(await failure(loadAgentConfig(await file('jitter.toml', `${base}\n[retry]\njitter = 2\n`), { env })))
+      .toMatchObject({ keyPath: 'retry.jitter', line: 6, problem: 'Too big: expected number to be <=1' });
+    expect(await failure(loadAgentConfig(await file('provider.toml', base.replace('scripted', 'acme')), { env })))
+      .toMatchObject({ keyPath: 'model.provider', line: 2, problem: expect.stringMatching(/^Invalid option: expected one of "anthropic"\|/) });
+    expect(await failure(loadAgentConfig(await file('turns.toml', `${base}\n[limits]\nmaxTurns = 1.5\n`), { env })))
+      .toMatchObject({ keyPath: 'limits.maxTurns', problem: 'Invalid input: expected int, received number' });
+    const { config } = await loadAgentConfig(await file('no-retry.toml', `retry = false\n${base}`), { env });
+    expect(config).toEqual({ retry: false, model: { provider: 'scripted', id: 'm' } });
+  });
+
   it('reads fallbackModels, each entry like [model], with ${ENV} resolved; a bad entry names its index, key and line', async () => {
     const toml = `${TOML}\n[[fallbackModels]]\nprovider = "openai"\nid = "gpt-4o"\napiKey = "\${TEST_OPENAI_KEY}"\n\n[[fallbackModels]]\nprovider = "ollama"\nid = "llama3"\n`;
     const yaml = `${YAML}fallbackModels:\n  - provider: openai\n    id: gpt-4o\n    apiKey: \${TEST_OPENAI_KEY}\n  - provider: ollama\n    id: llama3\n`;

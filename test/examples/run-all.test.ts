@@ -23,6 +23,7 @@ const EXPECTED: Record<string, RegExp> = {
   'quickstart.ts': /agent › Pack a light jacket for Paris evenings\./,
   'record-and-replay.ts': /identical sequence: true/,
   'render.ts': /agent › Hello! Every event of this run is rendered as it arrives\.\n\n\[done: stop, 2 new messages/,
+  'structured-output.ts': /corrective turn › Your answer did not match the required output schema:\n- \$\.celsius: [^\n]+\n[\s\S]*partial › \{"city":"Paris","celsius":18\}[\s\S]*output › Paris: 18°C, clear, light wind/,
   'sub-agent.ts': /\[researcher\] Tokyo/,
   'tools.ts': /Wrote \d+ B to src\/greet\.ts \(new file\)/,
   'tracing.ts': /invoke_agent coordinator\n {2}chat coordinator-model\n {2}execute_tool researcher\n {4}invoke_agent researcher/,

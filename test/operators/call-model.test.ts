@@ -65,7 +65,7 @@ describe('callModel', () => {
       expectObservable(cold('s|', { s: withRequest }).pipe(callModel({ provider: model$ }))).toBe('-a-u-(l|)', {
         a: expect.objectContaining({ type: 'MessageStart' }),
         u: expect.objectContaining({ type: 'MessageUpdate' }),
-        l: { ...rest, partial, failure: { error: broken } },
+        l: { ...rest, partial, failure: { error: broken, model: { id: 'm', provider: 'p' } } },
       });
     });
   });

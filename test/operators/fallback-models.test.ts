@@ -121,7 +121,7 @@ describe('callModelWithFallback', () => {
         flush();
       });
       expect(letters(out)).toBe('s');
-      expect((out[0] as LoopState).failure).toEqual({ error });
+      expect((out[0] as LoopState).failure).toEqual({ error, model: { id: 'gpt', provider: 'openai' } });
       expect(anthropic.requests).toHaveLength(0);
     }
     expect(fallbackReason(ProviderError.network('x'))).toBe('retriesExhausted');

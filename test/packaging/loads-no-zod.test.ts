@@ -9,7 +9,7 @@ const zodModule = JSON.stringify(pathToFileURL(createRequire(import.meta.url).re
 // zod is the user's own peer: phi-rx's entry points, and its checks of what it reads back
 // (saved messages, sessions, tool arguments), load none of it. The last step loads zod on purpose,
 // which shows that the hook would have seen it earlier.
-it('phi-rx, phi-rx/testing, phi-rx/session and phi-rx/tools load no zod, even when used; a user\'s zod schema works', async () => {
+it('phi-rx, phi-rx/testing, phi-rx/session, phi-rx/tools and phi-rx/config load no zod, even when used; a user\'s zod schema works', async () => {
   const loaded = await packagesLoadedBySteps(`
 const phi = await import(${srcModule('index.ts')});
 step('root');
@@ -19,6 +19,9 @@ const session = await import(${srcModule('session/index.ts')});
 step('session');
 const tools = await import(${srcModule('tools/index.ts')});
 step('tools');
+const config = await import(${srcModule('config/index.ts')});
+await config.parseAgentConfig('{ "model": { "provider": "scripted", "id": "m" }, "limits": { "maxTurns": 3 } }', 'agent.json');
+step('config');
 
 const agent = new phi.BasicAgent({ model: testing.scriptedModel(), provider: testing.scriptedProvider([]) });
 agent.restoreMessages(JSON.stringify([{ role: 'user', content: 'hi' }]));
@@ -36,7 +39,7 @@ const zodTool = phi.defineTool({ name: 'zadd', description: 'adds', parameters: 
 if (zodTool.validate({ a: 'x' }).ok || zodTool.parameters.type !== 'object') throw new Error('the zod tool does not validate');
 step('zod');
 `);
-  for (const step of ['root', 'testing', 'session', 'tools', 'used']) expect(loaded(step), `packages loaded by step "${step}"`).not.toContain('zod');
+  for (const step of ['root', 'testing', 'session', 'tools', 'config', 'used']) expect(loaded(step), `packages loaded by step "${step}"`).not.toContain('zod');
   expect(loaded('root')).toContain('rxjs');
   expect(loaded('zod')).toContain('zod');
 }, 60_000);

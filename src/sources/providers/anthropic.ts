@@ -2,7 +2,8 @@ import type { Observable } from 'rxjs';
 import type { CacheConfig, ThinkingLevel } from '../../types/config.js';
 import type { ImageContent, TextContent } from '../../types/content.js';
 import type { Message, StopReason } from '../../types/message.js';
-import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
+import type { Provider, ProviderOptions, ResponseFormat, StreamEvent, StreamRequest } from '../../types/provider.js';
+import { outputToolChoice, outputToolDescription } from './output-tool.js';
 import type { ToolDefinition } from '../../types/tool.js';
 import { joinUrl } from '../http/request.js';
 import { classifyStreamError, providerMessageOf, errorTypeOf } from '../http/errors.js';
@@ -69,6 +70,7 @@ export interface AnthropicRequestBody {
   tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown>; cache_control?: CacheControl }>;
   thinking?: { type: 'enabled'; budget_tokens: number };
   temperature?: number;
+  tool_choice?: { type: 'tool'; name: string; disable_parallel_tool_use: true } | { type: 'any'; disable_parallel_tool_use: true } | { type: 'auto' };
 }
 
 /**
@@ -92,6 +94,7 @@ export function buildAnthropicRequest(request: StreamRequest): AnthropicRequestB
   };
   if (request.systemPrompt) body.system = [{ type: 'text', text: request.systemPrompt }];
   if (request.tools.length > 0) body.tools = request.tools.map(toAnthropicTool);
+  if (request.responseFormat) addOutputTool(body, request.responseFormat, budget !== undefined);
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
   // With thinking on, the API accepts no temperature but the default.
   else if (request.temperature !== undefined) body.temperature = request.temperature;
@@ -104,6 +107,15 @@ const toAnthropicTool = (tool: ToolDefinition) => ({
   description: tool.description,
   input_schema: tool.parameters,
 });
+
+/** Structured output: the output tool, and a tool choice that forces a call (see output-tool.ts). */
+function addOutputTool(body: AnthropicRequestBody, format: ResponseFormat, thinking: boolean): void {
+  const others = body.tools?.length ?? 0;
+  body.tools = [...(body.tools ?? []), { name: format.name, description: outputToolDescription(format), input_schema: format.schema }];
+  const choice = outputToolChoice(others, thinking);
+  body.tool_choice =
+    choice === 'output' ? { type: 'tool', name: format.name, disable_parallel_tool_use: true } : choice === 'any' ? { type: 'any', disable_parallel_tool_use: true } : { type: 'auto' };
+}
 
 /** Tool-use ids must match `^[a-zA-Z0-9_-]{1,64}$`; ids from other providers may not. */
 export function anthropicToolId(id: string): string {
@@ -210,8 +222,8 @@ type AnthropicStreamEvent =
  * like the HTTP status it stands for; a body that ends before `message_stop` is a retryable
  * network error.
  */
-export function anthropicReader(builder: AssistantMessageBuilder, provider: string, secrets: readonly string[] = []): WireParser<SseEvent> {
-  const blockKinds = new Map<number, 'text' | 'thinking' | 'toolCall' | 'other'>();
+export function anthropicReader(builder: AssistantMessageBuilder, provider: string, secrets: readonly string[] = [], outputTool?: string): WireParser<SseEvent> {
+  const blockKinds = new Map<number, 'text' | 'thinking' | 'toolCall' | 'output' | 'other'>();
   let stopReason: StopReason = 'stop';
 
   const applyUsage = (usage: AnthropicUsage | undefined) => {
@@ -241,7 +253,8 @@ export function anthropicReader(builder: AssistantMessageBuilder, provider: stri
         if (event.delta.stop_reason) stopReason = STOP_REASONS[event.delta.stop_reason] ?? 'stop';
         return applyUsage(event.usage);
       case 'message_stop':
-        return emit(builder.finish(stopReason));
+        // A call of the output tool alone is the answer, not a tool call to run.
+        return emit(builder.finish(outputTool !== undefined && stopReason === 'toolUse' && !builder.hasToolCalls() ? 'stop' : stopReason));
       case 'error':
         throw classifyStreamError({ message: event.error?.message ?? '', type: event.error?.type, provider, secrets });
       default:
@@ -267,6 +280,8 @@ export function anthropicReader(builder: AssistantMessageBuilder, provider: stri
         blockKinds.set(index, 'thinking');
         return emit(builder.redactedThinking(typeof block['data'] === 'string' ? block['data'] : '', index));
       case 'tool_use':
+        // Structured output: the output tool's arguments are the answer, reported as text.
+        if (outputTool !== undefined && block['name'] === outputTool) return void blockKinds.set(index, 'output');
         blockKinds.set(index, 'toolCall');
         return emit(builder.toolCallStart(String(block['id'] ?? ''), String(block['name'] ?? ''), index));
       default:
@@ -287,6 +302,7 @@ export function anthropicReader(builder: AssistantMessageBuilder, provider: stri
         return builder.thinkingSignature(stringField(delta['signature']), index, true);
       case 'input_json_delta':
         if (blockKinds.get(index) === 'toolCall') emit(builder.toolCallDelta(stringField(delta['partial_json']), index));
+        else if (blockKinds.get(index) === 'output' && delta['partial_json']) emit(builder.text(stringField(delta['partial_json']), index));
         return;
       default:
         return; // citations_delta and the like
@@ -355,7 +371,7 @@ export function createAnthropicProvider(http: ProviderHttpOptions = {}): Provide
         secrets: [apiKey],
         body: () => JSON.stringify(buildAnthropicRequest(request)),
         decode: decodeSse(),
-        parser: (builder) => anthropicReader(builder, model.provider, [apiKey]),
+        parser: (builder) => anthropicReader(builder, model.provider, [apiKey], request.responseFormat?.name),
       },
       http,
     );

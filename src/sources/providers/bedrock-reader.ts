@@ -173,11 +173,15 @@ const STOP_REASONS: Record<string, StopReason> = {
 export class BedrockStreamParser implements WireParser<BedrockStreamMessage> {
   private stopReason: string | undefined;
   private readonly serverBlocks = new Set<number>();
+  /** Blocks of the structured-output tool, whose arguments are reported as text. */
+  private readonly outputBlocks = new Set<number>();
 
   constructor(
     private readonly builder: AssistantMessageBuilder,
     private readonly provider: string,
     private readonly secrets: readonly string[] = [],
+    /** The output tool of a structured-output request (see output-tool.ts). */
+    private readonly outputTool?: string,
   ) {}
 
   push(message: BedrockStreamMessage, emit: (event: StreamEvent) => void): void {
@@ -202,7 +206,9 @@ export class BedrockStreamParser implements WireParser<BedrockStreamMessage> {
 
   end(emit: (event: StreamEvent) => void): void {
     if (this.stopReason === undefined) throw ProviderError.network(`${this.provider} stream ended before messageStop`, { provider: this.provider });
-    const reason = STOP_REASONS[this.stopReason] ?? (this.builder.hasToolCalls() ? 'toolUse' : 'stop');
+    let reason = STOP_REASONS[this.stopReason] ?? (this.builder.hasToolCalls() ? 'toolUse' : 'stop');
+    // A call of the output tool alone is the answer, not a tool call to run.
+    if (this.outputTool !== undefined && reason === 'toolUse' && !this.builder.hasToolCalls()) reason = 'stop';
     const errorMessage = reason === 'error' || reason === 'guardRail' ? `${this.provider} stopped: ${this.stopReason}` : undefined;
     emit(this.builder.finish(reason, errorMessage));
   }
@@ -214,7 +220,8 @@ export class BedrockStreamParser implements WireParser<BedrockStreamMessage> {
       this.serverBlocks.add(index);
       return;
     }
-    if (toolUse) emit(this.builder.toolCallStart(toolUse.toolUseId ?? `tooluse_${index}`, toolUse.name ?? '', index));
+    if (toolUse && this.outputTool !== undefined && toolUse.name === this.outputTool) this.outputBlocks.add(index);
+    else if (toolUse) emit(this.builder.toolCallStart(toolUse.toolUseId ?? `tooluse_${index}`, toolUse.name ?? '', index));
   }
 
   private blockDelta(event: ContentBlockDelta, emit: (event: StreamEvent) => void): void {
@@ -225,7 +232,10 @@ export class BedrockStreamParser implements WireParser<BedrockStreamMessage> {
     if (typeof delta.text === 'string') {
       if (delta.text !== '') emit(b.text(delta.text, index));
     } else if (delta.toolUse) {
-      if (typeof delta.toolUse.input === 'string') emit(b.toolCallDelta(delta.toolUse.input, index));
+      if (typeof delta.toolUse.input !== 'string') return;
+      if (this.outputBlocks.has(index)) {
+        if (delta.toolUse.input !== '') emit(b.text(delta.toolUse.input, index));
+      } else emit(b.toolCallDelta(delta.toolUse.input, index));
     } else if (delta.reasoningContent) {
       const r = delta.reasoningContent;
       if (typeof r.text === 'string' && r.text !== '') emit(b.thinking(r.text, index));

@@ -2,6 +2,7 @@ import type { ModelConfig, StreamRequest } from '../../types/provider.js';
 import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from '../../types/message.js';
 import type { ImageContent } from '../../types/content.js';
 import type { ThinkingLevel } from '../../types/config.js';
+import { outputToolChoice, outputToolDescription } from './output-tool.js';
 import { compact, isOwnMessage, maxTokensOf, repairToolPairs, thinkingAsText, toolResultImages, toolResultText } from './provider-kit.js';
 
 /* The request builder of Amazon Bedrock ConverseStream: the conversation as a Converse request body. */
@@ -25,6 +26,7 @@ export interface BedrockRequestBody {
   inferenceConfig: { maxTokens?: number; temperature?: number };
   toolConfig?: {
     tools: Array<{ toolSpec: { name: string; description: string; inputSchema: { json: Record<string, unknown> } } } | { cachePoint: { type: 'default' } }>;
+    toolChoice?: { tool: { name: string } } | { any: Record<string, never> } | { auto: Record<string, never> };
   };
   additionalModelRequestFields?: Record<string, unknown>;
 }
@@ -56,18 +58,23 @@ export function buildBedrockBody(request: StreamRequest): BedrockRequestBody {
   if (thinking) maxTokens = Math.max(maxTokens ?? 8192, budget + 1024);
   const messages = buildBedrockMessages(request.messages, model);
   if (cache.messages) addCachePoint(messages);
+  const format = request.responseFormat;
+  const tools = format ? [...request.tools, { name: format.name, description: outputToolDescription(format), parameters: format.schema }] : request.tools;
+  const choice = format ? outputToolChoice(request.tools.length, thinking) : undefined;
   return compact({
     messages,
     system: request.systemPrompt === '' ? undefined : [{ text: request.systemPrompt }, ...(cache.system ? [CACHE_POINT] : [])],
     inferenceConfig: compact({ maxTokens, temperature: thinking ? undefined : request.temperature }),
     toolConfig:
-      request.tools.length === 0
+      tools.length === 0
         ? undefined
         : {
             tools: [
-              ...request.tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters } } })),
+              ...tools.map((t) => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters } } })),
               ...(cache.tools ? [CACHE_POINT] : []),
             ],
+            // Structured output: force a tool call (see output-tool.ts).
+            ...(choice === undefined ? {} : { toolChoice: choice === 'output' ? { tool: { name: format!.name } } : choice === 'any' ? { any: {} } : { auto: {} } }),
           },
     additionalModelRequestFields: thinking ? { thinking: { type: 'enabled', budget_tokens: budget } } : undefined,
   });

@@ -140,7 +140,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
               secrets,
               body: () => body,
               decode: decodeEventStream(decoder, provider, secrets),
-              parser: (builder) => new BedrockStreamParser(builder, provider, secrets),
+              parser: (builder) => new BedrockStreamParser(builder, provider, secrets, request.responseFormat?.name),
             },
             http,
           ),

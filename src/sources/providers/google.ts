@@ -60,6 +60,8 @@ export interface GoogleRequestBody {
     maxOutputTokens?: number;
     temperature?: number;
     thinkingConfig?: { includeThoughts: boolean; thinkingBudget: number };
+    responseMimeType?: 'application/json';
+    responseJsonSchema?: Record<string, unknown>;
   };
 }
 
@@ -101,6 +103,9 @@ export function buildGoogleBody(request: StreamRequest, idPrefix = 'google-fc-')
       thinkingConfig: thinking
         ? { includeThoughts: true, thinkingBudget: GOOGLE_THINKING_BUDGETS[request.thinkingLevel as Exclude<ThinkingLevel, 'off'>] }
         : undefined,
+      // Structured output: JSON Schema as is (`responseSchema` takes only an OpenAPI subset).
+      responseMimeType: request.responseFormat ? ('application/json' as const) : undefined,
+      responseJsonSchema: request.responseFormat?.schema,
     }),
   });
 }

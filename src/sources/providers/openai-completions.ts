@@ -64,6 +64,7 @@ export interface ChatCompletionsBody {
   reasoning?: { effort: 'low' | 'medium' | 'high' };
   temperature?: number;
   store?: boolean;
+  response_format?: { type: 'json_schema'; json_schema: { name: string; description?: string; schema: Record<string, unknown>; strict: boolean } };
 }
 
 /**
@@ -101,6 +102,8 @@ export function buildChatCompletionsRequest(request: StreamRequest): ChatComplet
   }
   if (request.temperature !== undefined) body.temperature = request.temperature;
   if (compat.supportsStore) body.store = false;
+  const format = request.responseFormat;
+  if (format) body.response_format = { type: 'json_schema', json_schema: { name: format.name, ...(format.description ? { description: format.description } : {}), schema: format.schema, strict: format.strict } };
   return body;
 }
 

@@ -1,5 +1,5 @@
 import type { Observable } from 'rxjs';
-import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
+import type { Provider, ProviderOptions, ResponseFormat, StreamEvent, StreamRequest } from '../../types/provider.js';
 import type { AssistantMessage, Message, ToolResultMessage, UserMessage } from '../../types/message.js';
 import type { ThinkingLevel } from '../../types/config.js';
 import { ProviderError } from '../../types/errors.js';
@@ -69,6 +69,7 @@ export interface ResponsesRequestBody {
   reasoning?: { effort: 'low' | 'medium' | 'high'; summary: 'auto' };
   include?: string[];
   prompt_cache_key?: string;
+  text?: { format: { type: 'json_schema'; name: string; description?: string; schema: Record<string, unknown>; strict: boolean } };
 }
 
 /**
@@ -126,7 +127,13 @@ export function buildResponsesBody(request: StreamRequest): ResponsesRequestBody
     include: effort === undefined ? undefined : ['reasoning.encrypted_content'],
     // The Responses API caches prompt prefixes on its own; the key keeps one session's turns on one cache.
     prompt_cache_key: caching ? request.sessionId : undefined,
+    text: request.responseFormat ? { format: responsesFormat(request.responseFormat) } : undefined,
   });
+}
+
+/** Structured output: the Responses API's `text.format`. */
+function responsesFormat(format: ResponseFormat): NonNullable<ResponsesRequestBody['text']>['format'] {
+  return { type: 'json_schema', name: format.name, ...(format.description ? { description: format.description } : {}), schema: format.schema, strict: format.strict };
 }
 
 /** Converts the conversation into Responses `input` items. */
