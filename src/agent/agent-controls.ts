@@ -25,6 +25,12 @@ export abstract class AgentControls extends AgentBuilder {
     return this.controls.list();
   }
 
+  /** Forgets waiting approvals and the recorded session (`reset()`). */
+  protected forgetControls(): void {
+    this.controls.adopt([]);
+    this.recorder = new SessionRecorder();
+  }
+
   /**
    * Answers a call waiting for approval: `{ approved: true }` runs it (with `args` instead, when
    * given: validated like the model's), `{ approved: false, reason }` ends it with an error result

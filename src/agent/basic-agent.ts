@@ -248,6 +248,7 @@ export class BasicAgent extends AgentControls {
     this.clearQueues();
     this.streaming = false;
     this.store.reset();
+    this.forgetControls();
   }
 
   /** The conversation as JSON (phi-core's `save_messages` shape: an array of messages). */

@@ -70,10 +70,10 @@ export const isApprovalVerdict = (value: AgentEvent | ApprovalVerdict): value is
  * abort (`aborted`) or the call's cancellation (`cancelled`) too, so no wait outlives its run.
  *
  * ```
- * calls:    a-b------------|
- * answers:  -----(B)---(A)-         B: b denied, A: a approved
+ * calls:    a-b|
+ * answers:  -z---b---a         z: for another id (ignored), b: b denied, a: a approved
  * requestApproval({ loopId, answers })
- * output:   V-V--(vD)--(vA)|        V: Requested, v: Resolved, D / A: the verdicts
+ * output:   V-V--(vD)(vA|)     V: Requested, v: Resolved, D / A: the verdicts
  * ```
  *
  * @example

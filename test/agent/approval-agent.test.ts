@@ -123,3 +123,23 @@ describe('BasicAgent.approve after restore, sequential dispatch', () => {
     expect(second.pendingApprovals()).toEqual([]);
   });
 });
+
+describe('BasicAgent.reset', () => {
+  it('forgets approvals a restored session left waiting', async () => {
+    const store = new InMemorySessionStore();
+    const first = agentFor();
+    const asked = firstValueFrom(first.events$.pipe(filter((e) => e.type === 'ToolApprovalRequested')));
+    const sub = first.prompt('pay').subscribe();
+    await asked;
+    await first.save(store);
+    sub.unsubscribe();
+    const second = agentFor([]);
+    await second.restore(store, 'sess-a');
+    expect(second.pendingApprovals()).toHaveLength(2);
+    second.reset();
+    expect(second.pendingApprovals()).toEqual([]);
+    expect(second.messages).toEqual([]);
+    expect(() => second.approve('t1', { approved: true })).toThrow(/UnknownToolCall|no tool call with this id/);
+    expect((await second.save(store)).loops).toEqual([]);
+  });
+});
