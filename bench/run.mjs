@@ -39,8 +39,15 @@ const CONTENDERS = [
   { id: 'ai-sdk', short: 'AI SDK streamText', presets: ['long'] },
 ].filter(Boolean).filter((c) => !args.only || args.only.includes(c.id));
 if (args.baseline) {
-  const at = CONTENDERS.findIndex((c) => c.id === 'phi-agent-loop');
-  CONTENDERS.splice(at + 1, 0, { id: 'phi-baseline', file: 'phi-agent-loop', short: 'phi-rx agentLoop (baseline bundle)', env: { PHI_RX_BUNDLE: args.baseline } });
+  // The baseline bundle runs agentLoop, and BasicAgent when that is measured too, each right after the current one.
+  const baselines = [
+    { after: 'phi-agent-loop', id: 'phi-baseline', short: 'phi-rx agentLoop (baseline bundle)' },
+    { after: 'phi-basic-agent', id: 'phi-basic-baseline', short: 'phi-rx BasicAgent + recordSession (baseline bundle)' },
+  ];
+  for (const b of baselines) {
+    const at = CONTENDERS.findIndex((c) => c.id === b.after);
+    if (at >= 0 || b.id === 'phi-baseline') CONTENDERS.splice(at + 1, 0, { id: b.id, file: b.after, short: b.short, env: { PHI_RX_BUNDLE: args.baseline } });
+  }
 }
 
 const report = { node: process.version, date: new Date().toISOString(), loadAverage: os.loadavg()[0], runs: args.runs, warmupMs: args.warmupMs, rewarmMs: args.rewarmMs, presets: {}, flatness: undefined, sse: undefined, targets: [] };
@@ -255,6 +262,8 @@ function targets(rep) {
     if (phi && rec) add(`${tag}: agentLoop + recordSession / agentLoop`, ratio(rec, phi), '≤ 1.3×', ratio(rec, phi) <= 1.3, '×', cpuRatio(rec, phi));
     const base = byId(r, 'phi-baseline');
     if (phi && base) add(`${tag}: phi-rx agentLoop / baseline bundle`, ratio(phi, base), '(for reading)', undefined, '×', cpuRatio(phi, base));
+    const basicBase = byId(r, 'phi-basic-baseline');
+    if (basic && basicBase) add(`${tag}: BasicAgent + recordSession / baseline bundle`, ratio(basic, basicBase), '(for reading)', undefined, '×', cpuRatio(basic, basicBase));
     if (p.preset === 'wide' && phi && floor) {
       const over = phi.firstRunPeakRssMB - floor.firstRunPeakRssMB;
       add(`${tag}: agentLoop peak RSS over the floor's (one run, fresh process)`, over, '≤ 30 MB', over <= 30, ' MB');

@@ -1,7 +1,8 @@
-import { BehaviorSubject, defer, map, type Observable, ReplaySubject, share } from 'rxjs';
+import { BehaviorSubject, defer, map, type Observable, share } from 'rxjs';
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 import { startPartial } from '../view/partial-message.js';
+import { RunReplay } from './run-replay.js';
 import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } from '../view/transcript-state.js';
 
 /**
@@ -10,12 +11,13 @@ import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } fro
  * first gets the events it missed, replayed. When every subscriber has unsubscribed the run is
  * torn down (cancelled) as before; once it has ended, a new subscriber gets its events replayed.
  * An assistant `MessageStart` is replayed as it was when emitted (its message copied), so a late
- * fold of the deltas does not count them twice.
+ * fold of the deltas does not count them twice. What is replayed is kept compact (an update as its
+ * delta, see {@link RunReplay}) and rebuilt, equal, for the subscriber that comes late.
  */
 export function shareRun(run$: Observable<AgentEvent>): Observable<AgentEvent> {
   return run$.pipe(
     map(snapshotMessageStart),
-    share({ connector: () => new ReplaySubject<AgentEvent>(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: true }),
+    share({ connector: () => new RunReplay(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: true }),
   );
 }
 

@@ -1,0 +1,168 @@
+import { Observable, Subject, type SubjectLike, type Unsubscribable, type Observer } from 'rxjs';
+import type { AgentEvent, MessageUpdateEvent, StreamDelta } from '../types/events.js';
+import type { AssistantMessage } from '../types/message.js';
+
+/**
+ * The subject behind a shared run ({@link shareRun}): every subscriber gets the events it missed,
+ * replayed, then the live ones — like a `ReplaySubject`, but without holding every event alive.
+ * A streamed message's `MessageUpdate` events each carry a snapshot (message, content array,
+ * changed block); keeping thousands of them for a subscriber that may never come is what made a
+ * hot run slow (they all outlive the young generation). So an update whose snapshot is the
+ * previous one with the delta applied — the same message fields, the same other blocks, the
+ * changed block's text longer by exactly the delta — is kept as its delta alone (the delta's text
+ * when it continues the block of the delta before it) and its timestamp; a late subscriber gets
+ * it rebuilt from the snapshot before it, equal to the one emitted. Any other update (a new tool
+ * call, a changed usage or signature, another loop's) is kept as it was.
+ */
+export class RunReplay implements SubjectLike<AgentEvent> {
+  private readonly live = new Subject<AgentEvent>();
+  private readonly log = new EventLog();
+  private ending: { error: unknown } | 'complete' | undefined;
+
+  next(event: AgentEvent): void {
+    if (this.ending) return;
+    this.log.push(event);
+    this.live.next(event);
+  }
+
+  error(err: unknown): void {
+    if (this.ending) return;
+    this.ending = { error: err };
+    this.live.error(err);
+  }
+
+  complete(): void {
+    if (this.ending) return;
+    this.ending = 'complete';
+    this.live.complete();
+  }
+
+  subscribe(observer: Partial<Observer<AgentEvent>>): Unsubscribable {
+    return new Observable<AgentEvent>((subscriber) => {
+      this.log.replay(subscriber);
+      if (subscriber.closed) return;
+      const ending = this.ending;
+      if (ending === 'complete') subscriber.complete();
+      else if (ending) subscriber.error(ending.error);
+      else return this.live.subscribe(subscriber);
+      return;
+    }).subscribe(observer);
+  }
+}
+
+/** A kept entry: an event as it was, a delta, or a text delta's text (same kind and block as the delta before). */
+type Entry = AgentEvent | StreamDelta | string;
+
+/** The events of one run, updates kept compact (see {@link RunReplay}). */
+class EventLog {
+  private readonly entries: Entry[] = [];
+  /** Timestamps of the compact entries, in order. */
+  private readonly times: number[] = [];
+  /** The message of the last event kept, while that event is a MessageStart, MessageUpdate or MessageReset. */
+  private message: AssistantMessage | undefined;
+  private loopId = '';
+  private delta: StreamDelta | undefined;
+
+  push(event: AgentEvent): void {
+    if (event.type === 'MessageUpdate' && this.message !== undefined && event.loopId === this.loopId && follows(this.message, event)) {
+      const delta = event.delta;
+      const last = this.delta;
+      this.entries.push(last !== undefined && continuesText(last, delta) ? delta.delta : delta);
+      this.times.push(event.timestamp);
+      this.message = event.message;
+      this.delta = delta;
+      return;
+    }
+    this.entries.push(event);
+    const streaming = isStreaming(event);
+    this.message = streaming && event.message.role === 'assistant' ? (event.message as AssistantMessage) : undefined;
+    this.loopId = streaming ? event.loopId : '';
+    this.delta = event.type === 'MessageUpdate' ? event.delta : undefined;
+  }
+
+  /** Delivers every entry kept so far (and any kept while it delivers), compact ones rebuilt. */
+  replay(to: { next(event: AgentEvent): void; readonly closed: boolean }): void {
+    const { entries, times } = this;
+    let message: AssistantMessage | undefined;
+    let loopId = '';
+    let delta: StreamDelta | undefined;
+    let t = 0;
+    for (let i = 0; i < entries.length && !to.closed; i++) {
+      const entry = entries[i]!;
+      let event: AgentEvent;
+      if (typeof entry === 'string' || isDelta(entry)) {
+        delta = typeof entry === 'string' ? { ...delta!, delta: entry } as StreamDelta : entry;
+        message = applied(message!, delta);
+        event = { type: 'MessageUpdate', loopId, message, delta, timestamp: times[t++]! };
+      } else {
+        event = entry;
+        const streaming = isStreaming(entry);
+        message = streaming ? (entry.message as AssistantMessage) : undefined;
+        loopId = streaming ? entry.loopId : '';
+        delta = entry.type === 'MessageUpdate' ? entry.delta : undefined;
+      }
+      to.next(event);
+    }
+  }
+}
+
+type StreamingEvent = Extract<AgentEvent, { type: 'MessageStart' | 'MessageUpdate' | 'MessageReset' }>;
+
+/** The events a message's updates build on. */
+function isStreaming(event: AgentEvent): event is StreamingEvent {
+  return event.type === 'MessageStart' || event.type === 'MessageUpdate' || event.type === 'MessageReset';
+}
+
+function isDelta(entry: AgentEvent | StreamDelta): entry is StreamDelta {
+  return entry.type === 'text' || entry.type === 'thinking' || entry.type === 'toolCall';
+}
+
+/** Whether `next` is a text delta to the same block as `last`, with no other field: kept as its text alone. */
+function continuesText(last: StreamDelta, next: StreamDelta): next is StreamDelta & { type: 'text' | 'thinking' } {
+  return next.type !== 'toolCall' && next.type === last.type && next.contentIndex === last.contentIndex && keyCount(next) === 3 && keyCount(last) === 3;
+}
+
+/**
+ * Whether an update's snapshot is `previous` with its delta applied as {@link applied} does: a
+ * tool-argument delta shows the previous snapshot itself; a text or thinking delta changes one
+ * block's text by exactly the delta's length and nothing else (texts are compared by length: a
+ * rope is not read, which would flatten it).
+ */
+function follows(previous: AssistantMessage, update: MessageUpdateEvent): boolean {
+  const { message, delta } = update;
+  if (delta.type === 'toolCall') return message === previous && keyCount(delta) === 3;
+  if (message === previous || keyCount(delta) !== 3) return false;
+  for (const key in message) {
+    if (key !== 'content' && message[key as keyof AssistantMessage] !== previous[key as keyof AssistantMessage]) return false;
+  }
+  if (keyCount(message) !== keyCount(previous)) return false;
+  const index = delta.contentIndex;
+  const before = previous.content;
+  const after = message.content;
+  if (after.length !== (index === before.length ? index + 1 : before.length) || index > before.length) return false;
+  for (let i = 0; i < after.length; i++) if (i !== index && after[i] !== before[i]) return false;
+  const block = after[index] as unknown as Record<string, unknown>;
+  const field = delta.type;
+  const was = before[index] as unknown as Record<string, unknown> | undefined;
+  if (block.type !== delta.type || typeof block[field] !== 'string') return false;
+  if (was === undefined) return keyCount(block) === 2 && (block[field] as string).length === delta.delta.length;
+  if (was.type !== delta.type || typeof was[field] !== 'string' || keyCount(block) !== keyCount(was)) return false;
+  for (const key in block) if (key !== field && block[key] !== was[key]) return false;
+  return (block[field] as string).length === (was[field] as string).length + delta.delta.length;
+}
+
+/** `message` with a text or thinking delta appended to its block (a new block when there is none); a tool-argument delta changes nothing. */
+function applied(message: AssistantMessage, delta: StreamDelta): AssistantMessage {
+  if (delta.type === 'toolCall') return message;
+  const field = delta.type;
+  const content = message.content.slice();
+  const was = content[delta.contentIndex] as unknown as Record<string, string> | undefined;
+  content[delta.contentIndex] = (was ? { ...was, [field]: was[field] + delta.delta } : { type: delta.type, [field]: delta.delta }) as unknown as AssistantMessage['content'][number];
+  return { ...message, content };
+}
+
+function keyCount(o: object): number {
+  let n = 0;
+  for (const _ in o) n++;
+  return n;
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { lastValueFrom, toArray } from 'rxjs';
+import { RunReplay } from '../../src/agent/run-replay.js';
+import { AssistantMessageBuilder } from '../../src/sources/providers/message-builder.js';
+import { BasicAgent, runToEnd, transcript, type AgentEvent, type StreamDelta } from '../../src/index.js';
+import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
+import type { StreamEvent } from '../../src/types/provider.js';
+import { testScheduler } from './helpers.js';
+
+/** A MessageUpdate of loop `loopId` from one builder event (its snapshot as the message). */
+function update(loopId: string, e: StreamEvent, t: number, extra: Partial<StreamDelta> = {}): AgentEvent {
+  const ev = e as Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolCallStart' | 'toolCallDelta' }>;
+  const type = ev.type === 'textDelta' ? 'text' : ev.type === 'thinkingDelta' ? 'thinking' : 'toolCall';
+  const delta = { type, contentIndex: ev.contentIndex, delta: 'delta' in ev ? ev.delta : '', ...extra } as StreamDelta;
+  return { type: 'MessageUpdate', loopId, message: ev.partial, delta, timestamp: t };
+}
+
+function replayOf(events: AgentEvent[]): AgentEvent[] {
+  const subject = new RunReplay();
+  for (const e of events) subject.next(e);
+  subject.complete();
+  const late: AgentEvent[] = [];
+  let completed = false;
+  subject.subscribe({ next: (e) => late.push(e), complete: () => (completed = true) });
+  expect(completed).toBe(true);
+  return late;
+}
+
+describe('RunReplay: a late subscriber gets every event, updates rebuilt from their deltas', () => {
+  it('rebuilds text, thinking and tool-argument updates equal to the ones emitted, and keeps any other update as it was', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 1);
+    const start = b.start();
+    const events: AgentEvent[] = [
+      { type: 'AgentStart', agentId: 'a', sessionId: 's', loopId: 'L', timestamp: 0 } as AgentEvent,
+      { type: 'MessageStart', loopId: 'L', message: start.type === 'start' ? start.partial : (undefined as never), timestamp: 1 },
+    ];
+    let t = 2;
+    for (const piece of ['Let ', 'me ', 'think']) events.push(update('L', b.thinking(piece), t++));
+    b.thinkingSignature('sig'); // changes block 0 without an event of its own: the next snapshot is not derivable
+    for (const piece of ['Hel', 'lo ', 'there']) events.push(update('L', b.text(piece), t++));
+    b.setUsage({ input: 3, output: 5 }); // a new usage object: not derivable
+    events.push(update('L', b.text('!'), t++));
+    events.push(update('L', b.toolCallStart('c1', 'add'), t++, { id: 'c1', name: 'add' }));
+    for (const piece of ['{"a":', '1}']) events.push(update('L', b.toolCallDelta(piece), t++));
+    events.push(update('L', b.text(' more'), t++));
+    events.push(update('L', b.text(' text', 'second'), t++)); // a new text block by key
+    const done = b.finish('toolUse');
+    events.push({ type: 'MessageEnd', loopId: 'L', message: done.type === 'done' ? done.message : (undefined as never), timestamp: t++ });
+
+    const late = replayOf(events);
+    expect(late).toEqual(events);
+    expect(late).toHaveLength(events.length);
+    // What was kept as a delta is rebuilt (a new object, equal); what was not is the event itself.
+    const rebuilt = late.map((e, i) => e !== events[i]);
+    expect(rebuilt).toEqual([
+      false, false, // AgentStart, MessageStart
+      true, true, true, // thinking: each update is the message before it plus its delta
+      false, true, true, // text after the signature changed block 0: kept, then rebuilt
+      false, // usage changed
+      false, true, true, // tool call start kept; its argument deltas rebuilt (the same snapshot)
+      true, true, // text continued, a new keyed block
+      false, // MessageEnd
+    ]);
+    // Rebuilt snapshots share the blocks they did not change, as emitted ones do.
+    const [u1, u2] = [late[6], late[7]] as Array<Extract<AgentEvent, { type: 'MessageUpdate' }>>;
+    expect(u2.message.content[0]).toBe(u1.message.content[0]);
+    expect(u2.message).not.toBe(u1.message);
+  });
+
+  it('keeps an update of another loop, or one whose delta carries more fields, as it was', () => {
+    const a = new AssistantMessageBuilder('m', 'p', 1);
+    const events: AgentEvent[] = [
+      { type: 'MessageStart', loopId: 'A', message: { ...a.partial, content: [] }, timestamp: 0 },
+      update('A', a.text('one'), 1),
+      update('A', a.text('two'), 2),
+      update('B', a.text('three'), 3), // another loop's update: not built on A's
+      update('B', a.text('four'), 4, { extra: true } as Partial<StreamDelta>),
+      update('B', a.text('five'), 5),
+    ];
+    const late = replayOf(events);
+    expect(late).toEqual(events);
+    expect(late.map((e, i) => e !== events[i])).toEqual([false, true, true, false, false, true]);
+  });
+
+  it('replays to a subscriber that comes mid-run, then delivers the live events, and ends as the run ended', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 1);
+    const subject = new RunReplay();
+    const first = [update('L', b.text('a'), 1), update('L', b.text('b'), 2)];
+    first.forEach((e) => subject.next(e));
+    const late: AgentEvent[] = [];
+    let error: unknown;
+    subject.subscribe({ next: (e) => late.push(e), error: (e) => (error = e) });
+    const next = update('L', b.text('c'), 3);
+    subject.next(next);
+    subject.error(new Error('boom'));
+    expect(late).toEqual([...first, next]);
+    expect(late[2]).toBe(next);
+    expect(error).toEqual(new Error('boom'));
+    const after: AgentEvent[] = [];
+    subject.subscribe({ next: (e) => after.push(e), error: (e) => (error = `again: ${(e as Error).message}`) });
+    expect(after).toEqual([...first, next]);
+    expect(error).toBe('again: boom');
+  });
+});
+
+describe('BasicAgent: a late subscriber sees the same events as the first', () => {
+  const script = [
+    { text: 'Some text streamed in many small deltas', thinking: 'first I think about it', toolCalls: [{ name: 'echo', arguments: { say: 'hi' } }] },
+    { text: 'and the answer, also in many deltas' },
+  ];
+  function agent() {
+    let n = 0;
+    const provider = scriptedProvider(script);
+    const a = new BasicAgent({ model: scriptedModel(), provider, ids: () => `id${++n}`, retry: false });
+    a.withTools({ name: 'echo', description: 'echo', parameters: { type: 'object', properties: { say: { type: 'string' } } }, execute: (args: { say?: string }) => args.say ?? '' });
+    return a;
+  }
+
+  it('after the run ended: deep-equal, tool calls and thinking included', async () => {
+    const run$ = agent().prompt('hi');
+    const early: AgentEvent[] = [];
+    run$.subscribe((e) => early.push(e));
+    await runToEnd(run$);
+    const late = await lastValueFrom(run$.pipe(toArray()));
+    expect(early.filter((e) => e.type === 'MessageUpdate').length).toBeGreaterThan(20);
+    expect(late).toEqual(early);
+  });
+
+  it('mid-run (virtual time): deep-equal, and its transcript counts no delta twice', () => {
+    testScheduler().run(({ cold, flush }) => {
+      let n = 0;
+      const provider = scriptedProvider([{ text: 'streamed slowly to a late page', thinking: 'hmm', chunkDelay: 5 }]);
+      const a = new BasicAgent({ model: scriptedModel(), provider, ids: () => `id${++n}`, retry: false });
+      const run$ = a.prompt('hi');
+      const early: AgentEvent[] = [];
+      const late: AgentEvent[] = [];
+      let lastText: unknown;
+      run$.subscribe((e) => early.push(e));
+      cold('27ms a').subscribe(() => {
+        expect(early.filter((e) => e.type === 'MessageUpdate').length).toBeGreaterThan(2);
+        run$.subscribe((e) => late.push(e));
+        run$.pipe(transcript()).subscribe((v) => (lastText = v.messages.at(-1)?.content.find((c) => c.type === 'text') ?? lastText));
+      });
+      flush();
+      expect(late).toEqual(early);
+      expect(lastText).toEqual({ type: 'text', text: 'streamed slowly to a late page' });
+    });
+  });
+});
