@@ -1,7 +1,6 @@
 import { BehaviorSubject, defer, map, type Observable, share } from 'rxjs';
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
-import { startPartial } from '../view/partial-message.js';
 import { RunReplay } from './run-replay.js';
 import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } from '../view/transcript-state.js';
 
@@ -23,7 +22,17 @@ export function shareRun(run$: Observable<AgentEvent>): Observable<AgentEvent> {
 
 function snapshotMessageStart(event: AgentEvent): AgentEvent {
   if (event.type !== 'MessageStart' || event.message.role !== 'assistant') return event;
-  return { ...event, message: startPartial(event.message as AssistantMessage).message };
+  return { ...event, message: copyOfStart(event.message as AssistantMessage) };
+}
+
+/**
+ * A copy of a streamed message as it starts, down to what a provider may change in place while it
+ * streams (the content array, its blocks, a tool call's arguments, the usage): a structured clone
+ * of each of a run's messages cost more than the rest of the replay.
+ */
+function copyOfStart(message: AssistantMessage): AssistantMessage {
+  const content = message.content.map((block) => (block.type === 'toolCall' ? { ...block, arguments: { ...block.arguments } } : { ...block }));
+  return { ...message, content, usage: { ...message.usage } };
 }
 
 /** Entries kept unfolded while nobody watches the state, at most (then they are folded). */

@@ -5,7 +5,7 @@ import { AssistantMessageBuilder } from '../../src/sources/providers/message-bui
 import { BasicAgent, runToEnd, transcript, type AgentEvent, type StreamDelta } from '../../src/index.js';
 import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
 import type { StreamEvent } from '../../src/types/provider.js';
-import { testScheduler } from './helpers.js';
+import { addTool, testScheduler } from './helpers.js';
 
 /** A MessageUpdate of loop `loopId` from one builder event (its snapshot as the message). */
 function update(loopId: string, e: StreamEvent, t: number, extra: Partial<StreamDelta> = {}): AgentEvent {
@@ -105,14 +105,14 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
 
 describe('BasicAgent: a late subscriber sees the same events as the first', () => {
   const script = [
-    { text: 'Some text streamed in many small deltas', thinking: 'first I think about it', toolCalls: [{ name: 'echo', arguments: { say: 'hi' } }] },
+    { text: 'Some text streamed in many small deltas', thinking: 'first I think about it', toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] },
     { text: 'and the answer, also in many deltas' },
   ];
   function agent() {
     let n = 0;
     const provider = scriptedProvider(script);
     const a = new BasicAgent({ model: scriptedModel(), provider, ids: () => `id${++n}`, retry: false });
-    a.withTools({ name: 'echo', description: 'echo', parameters: { type: 'object', properties: { say: { type: 'string' } } }, execute: (args: { say?: string }) => args.say ?? '' });
+    a.withTools(addTool);
     return a;
   }
 
@@ -139,7 +139,10 @@ describe('BasicAgent: a late subscriber sees the same events as the first', () =
       cold('27ms a').subscribe(() => {
         expect(early.filter((e) => e.type === 'MessageUpdate').length).toBeGreaterThan(2);
         run$.subscribe((e) => late.push(e));
-        run$.pipe(transcript()).subscribe((v) => (lastText = v.messages.at(-1)?.content.find((c) => c.type === 'text') ?? lastText));
+        run$.pipe(transcript()).subscribe((v) => {
+          const last = v.messages.at(-1);
+          if (last?.role === 'assistant') lastText = last.content.find((c) => c.type === 'text');
+        });
       });
       flush();
       expect(late).toEqual(early);
