@@ -62,22 +62,35 @@ class EventLog {
   private message: AssistantMessage | undefined;
   private loopId = '';
   private delta: StreamDelta | undefined;
+  /** Whether `delta` has no field but its kind, block and text (a delta after it may then be kept as its text). */
+  private plain = false;
+  /** The number of fields of `message`, or -1 when not counted. */
+  private keys = -1;
 
   push(event: AgentEvent): void {
-    if (event.type === 'MessageUpdate' && this.message !== undefined && event.loopId === this.loopId && follows(this.message, event)) {
-      const delta = event.delta;
-      const last = this.delta;
-      this.entries.push(last !== undefined && continuesText(last, delta) ? delta.delta : delta);
-      this.times.push(event.timestamp);
-      this.message = event.message;
-      this.delta = delta;
-      return;
+    const previous = this.message;
+    if (event.type === 'MessageUpdate' && previous !== undefined && event.loopId === this.loopId) {
+      const keys = follows(previous, this.keys, event);
+      if (keys >= 0) {
+        const delta = event.delta;
+        const last = this.delta;
+        const plain = keyCount(delta) === 3;
+        this.entries.push(last !== undefined && this.plain && plain && sameBlock(last, delta) ? delta.delta : delta);
+        this.times.push(event.timestamp);
+        this.message = event.message;
+        this.keys = keys;
+        this.plain = plain;
+        this.delta = delta;
+        return;
+      }
     }
     this.entries.push(event);
     const streaming = isStreaming(event);
     this.message = streaming && event.message.role === 'assistant' ? (event.message as AssistantMessage) : undefined;
+    this.keys = -1;
     this.loopId = streaming ? event.loopId : '';
     this.delta = event.type === 'MessageUpdate' ? event.delta : undefined;
+    this.plain = this.delta !== undefined && keyCount(this.delta) === 3;
   }
 
   /** Delivers every entry kept so far (and any kept while it delivers), compact ones rebuilt. */
@@ -117,38 +130,47 @@ function isDelta(entry: AgentEvent | StreamDelta): entry is StreamDelta {
   return entry.type === 'text' || entry.type === 'thinking' || entry.type === 'toolCall';
 }
 
-/** Whether `next` is a text delta to the same block as `last`, with no other field: kept as its text alone. */
-function continuesText(last: StreamDelta, next: StreamDelta): next is StreamDelta & { type: 'text' | 'thinking' } {
-  return next.type !== 'toolCall' && next.type === last.type && next.contentIndex === last.contentIndex && keyCount(next) === 3 && keyCount(last) === 3;
+/** Whether `next` is a text or thinking delta to the same block as `last`: with no other field than theirs, kept as its text alone. */
+function sameBlock(last: StreamDelta, next: StreamDelta): boolean {
+  return next.type !== 'toolCall' && next.type === last.type && next.contentIndex === last.contentIndex;
 }
 
 /**
  * Whether an update's snapshot is `previous` with its delta applied as {@link applied} does: a
  * tool-argument delta shows the previous snapshot itself; a text or thinking delta changes one
  * block's text by exactly the delta's length and nothing else (texts are compared by length: a
- * rope is not read, which would flatten it).
+ * rope is not read, which would flatten it). Returns the snapshot's number of fields when it
+ * follows (`previousKeys`: `previous`'s, or -1 when not yet counted), or -1 when it does not.
  */
-function follows(previous: AssistantMessage, update: MessageUpdateEvent): boolean {
+function follows(previous: AssistantMessage, previousKeys: number, update: MessageUpdateEvent): number {
   const { message, delta } = update;
-  if (delta.type === 'toolCall') return message === previous && keyCount(delta) === 3;
-  if (message === previous || keyCount(delta) !== 3) return false;
+  if (delta.type === 'toolCall') return message !== previous ? -1 : previousKeys >= 0 ? previousKeys : keyCount(previous);
+  if (message === previous) return -1;
+  let keys = 0;
   for (const key in message) {
-    if (key !== 'content' && message[key as keyof AssistantMessage] !== previous[key as keyof AssistantMessage]) return false;
+    keys++;
+    if (key !== 'content' && message[key as keyof AssistantMessage] !== previous[key as keyof AssistantMessage]) return -1;
   }
-  if (keyCount(message) !== keyCount(previous)) return false;
+  if (keys !== (previousKeys >= 0 ? previousKeys : keyCount(previous))) return -1;
   const index = delta.contentIndex;
   const before = previous.content;
   const after = message.content;
-  if (after.length !== (index === before.length ? index + 1 : before.length) || index > before.length) return false;
-  for (let i = 0; i < after.length; i++) if (i !== index && after[i] !== before[i]) return false;
+  if (after.length !== (index === before.length ? index + 1 : before.length) || index > before.length) return -1;
+  for (let i = 0; i < after.length; i++) if (i !== index && after[i] !== before[i]) return -1;
   const block = after[index] as unknown as Record<string, unknown>;
   const field = delta.type;
   const was = before[index] as unknown as Record<string, unknown> | undefined;
-  if (block.type !== delta.type || typeof block[field] !== 'string') return false;
-  if (was === undefined) return keyCount(block) === 2 && (block[field] as string).length === delta.delta.length;
-  if (was.type !== delta.type || typeof was[field] !== 'string' || keyCount(block) !== keyCount(was)) return false;
-  for (const key in block) if (key !== field && block[key] !== was[key]) return false;
-  return (block[field] as string).length === (was[field] as string).length + delta.delta.length;
+  const text = block[field];
+  if (block.type !== field || typeof text !== 'string') return -1;
+  if (was === undefined) return keyCount(block) === 2 && text.length === delta.delta.length ? keys : -1;
+  const wasText = was[field];
+  if (was.type !== field || typeof wasText !== 'string' || text.length !== wasText.length + delta.delta.length) return -1;
+  let blockKeys = 0;
+  for (const key in block) {
+    blockKeys++;
+    if (key !== field && block[key] !== was[key]) return -1;
+  }
+  return blockKeys === keyCount(was) ? keys : -1;
 }
 
 /** `message` with a text or thinking delta appended to its block (a new block when there is none); a tool-argument delta changes nothing. */
