@@ -1,4 +1,4 @@
-import { Observable, Subject, type SubjectLike, type Unsubscribable, type Observer } from 'rxjs';
+import { Observable, type Observer, type Subscriber, type SubjectLike, type Unsubscribable } from 'rxjs';
 import type { AgentEvent, MessageUpdateEvent, StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 
@@ -15,26 +15,32 @@ import type { AssistantMessage } from '../types/message.js';
  * call, a changed usage or signature, another loop's) is kept as it was.
  */
 export class RunReplay implements SubjectLike<AgentEvent> {
-  private readonly live = new Subject<AgentEvent>();
+  /** The subscribers following live; replaced, never changed in place, so that a delivery can go on over the list it began with. */
+  private live: ReadonlyArray<Subscriber<AgentEvent>> = [];
   private readonly log = new EventLog();
   private ending: { error: unknown } | 'complete' | undefined;
 
   next(event: AgentEvent): void {
     if (this.ending) return;
     this.log.push(event);
-    this.live.next(event);
+    const live = this.live;
+    for (let i = 0; i < live.length; i++) live[i]!.next(event);
   }
 
   error(err: unknown): void {
     if (this.ending) return;
     this.ending = { error: err };
-    this.live.error(err);
+    const live = this.live;
+    this.live = [];
+    for (const subscriber of live) subscriber.error(err);
   }
 
   complete(): void {
     if (this.ending) return;
     this.ending = 'complete';
-    this.live.complete();
+    const live = this.live;
+    this.live = [];
+    for (const subscriber of live) subscriber.complete();
   }
 
   subscribe(observer: Partial<Observer<AgentEvent>>): Unsubscribable {
@@ -44,7 +50,12 @@ export class RunReplay implements SubjectLike<AgentEvent> {
       const ending = this.ending;
       if (ending === 'complete') subscriber.complete();
       else if (ending) subscriber.error(ending.error);
-      else return this.live.subscribe(subscriber);
+      else {
+        this.live = [...this.live, subscriber];
+        return () => {
+          this.live = this.live.filter((s) => s !== subscriber);
+        };
+      }
       return;
     }).subscribe(observer);
   }

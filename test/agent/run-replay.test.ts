@@ -101,6 +101,19 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     expect(after).toEqual([...first, next]);
     expect(error).toBe('again: boom');
   });
+
+  it('a subscriber that leaves while an event is delivered gets nothing more; the others get every event', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 1);
+    const subject = new RunReplay();
+    const events = [update('L', b.text('a'), 1), update('L', b.text('b'), 2), update('L', b.text('c'), 3)];
+    const first: AgentEvent[] = [];
+    const second: AgentEvent[] = [];
+    const sub = subject.subscribe({ next: (e) => { first.push(e); sub?.unsubscribe(); } });
+    subject.subscribe({ next: (e) => second.push(e) });
+    events.forEach((e) => subject.next(e));
+    expect(first).toEqual([events[0]]);
+    expect(second).toEqual(events);
+  });
 });
 
 describe('BasicAgent: a late subscriber sees the same events as the first', () => {

@@ -1,0 +1,15 @@
+import { Session } from 'node:inspector/promises';
+const mod = await import(process.argv[2]);
+const workload = JSON.parse(process.argv[3]);
+const target = process.argv[4];
+for (let i = 0; i < 60; i++) await mod.run(workload);
+const s = new Session(); s.connect();
+await s.post('HeapProfiler.enable');
+await s.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+for (let i = 0; i < 10; i++) await mod.run(workload);
+const { profile } = await s.post('HeapProfiler.stopSampling');
+const agg = new Map();
+const name = (n) => `${n.callFrame.functionName || '(anon)'} ${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber}`;
+const walk = (n, stack) => { const k = name(n); if (k.startsWith(target)) { const key = stack.slice(-6).join(' < '); agg.set(key, (agg.get(key) ?? 0) + n.selfSize); } for (const c of n.children) walk(c, [...stack, k]); };
+walk(profile.head, []);
+for (const [k, v] of [...agg].sort((a, b) => b[1] - a[1]).slice(0, 8)) console.log((v / 10 / 1024).toFixed(0).padStart(7), 'KB/run', k);

@@ -1,0 +1,15 @@
+import { Session } from 'node:inspector/promises';
+const mod = await import(process.argv[2]);
+const workload = JSON.parse(process.argv[3]);
+for (let i = 0; i < 60; i++) await mod.run(workload);
+const s = new Session(); s.connect();
+await s.post('HeapProfiler.enable');
+await s.post('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+const runs = 10;
+for (let i = 0; i < runs; i++) await mod.run(workload);
+const { profile } = await s.post('HeapProfiler.stopSampling');
+const agg = new Map(); let total = 0;
+const walk = (n, stack) => { const cf = n.callFrame; const k = `${cf.functionName || '(anon)'} ${cf.url.split('/').pop()}:${cf.lineNumber}`; agg.set(k, (agg.get(k) ?? 0) + n.selfSize); total += n.selfSize; for (const c of n.children) walk(c); };
+walk(profile.head);
+console.log('total MB/run', (total / runs / 2**20).toFixed(2));
+for (const [k, v] of [...agg].sort((a, b) => b[1] - a[1]).slice(0, 30)) console.log((v / runs / 1024).toFixed(0).padStart(7), 'KB/run', k);
