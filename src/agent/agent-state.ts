@@ -1,6 +1,5 @@
-import { BehaviorSubject, defer, map, type Observable, share } from 'rxjs';
+import { BehaviorSubject, defer, type Observable, share } from 'rxjs';
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
-import type { AssistantMessage } from '../types/message.js';
 import { RunReplay } from './run-replay.js';
 import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } from '../view/transcript-state.js';
 
@@ -14,25 +13,7 @@ import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } fro
  * delta, see {@link RunReplay}) and rebuilt, equal, for the subscriber that comes late.
  */
 export function shareRun(run$: Observable<AgentEvent>): Observable<AgentEvent> {
-  return run$.pipe(
-    map(snapshotMessageStart),
-    share({ connector: () => new RunReplay(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: true }),
-  );
-}
-
-function snapshotMessageStart(event: AgentEvent): AgentEvent {
-  if (event.type !== 'MessageStart' || event.message.role !== 'assistant') return event;
-  return { ...event, message: copyOfStart(event.message as AssistantMessage) };
-}
-
-/**
- * A copy of a streamed message as it starts, down to what a provider may change in place while it
- * streams (the content array, its blocks, a tool call's arguments, the usage): a structured clone
- * of each of a run's messages cost more than the rest of the replay.
- */
-function copyOfStart(message: AssistantMessage): AssistantMessage {
-  const content = message.content.map((block) => (block.type === 'toolCall' ? { ...block, arguments: { ...block.arguments } } : { ...block }));
-  return { ...message, content, usage: { ...message.usage } };
+  return run$.pipe(share({ connector: () => new RunReplay(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: true }));
 }
 
 /** Entries kept unfolded while nobody watches the state, at most (then they are folded). */

@@ -9,7 +9,6 @@ import { MessageQueue } from '../sources/queues.js';
 import { agentLoop, agentLoopContinue } from './agent-loop.js';
 import { agentLoopParallel, parallelResultOf } from './parallel.js';
 import { forkQueue } from './forked-queue.js';
-import { undoIfUnstarted } from './undo-if-unstarted.js';
 import type { Evaluator } from '../operators/evaluate-parallel.js';
 import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../mcp/index.js';
 import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
@@ -328,29 +327,37 @@ export class BasicAgent extends AgentControls {
     const parentLoopId = this.lastLoopId;
     this.lastLoopId = loopId;
     // A run refused before it starts (InvalidContinue) consumes no loop id and parents nothing.
-    const run$ = start(context, this.loopConfig(controller.signal)).pipe(
-      undoIfUnstarted(() => {
-        this.lastLoopId = parentLoopId;
-        this.releaseLoopId(loopId);
-      }),
-    );
-    return this.track(run$, controller, (event) => {
+    const undo = (): void => {
+      this.lastLoopId = parentLoopId;
+      this.releaseLoopId(loopId);
+    };
+    return this.track(start(context, this.loopConfig(controller.signal)), controller, (event) => {
       if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
-    });
+    }, undo);
   }
 
-  /** Marks the agent busy for the run's lifetime, keeps state in step, and mirrors events to `events$`. */
-  private track(run$: Observable<AgentEvent>, controller: AbortController, onEvent: (event: AgentEvent) => void): Observable<AgentEvent> {
+  /**
+   * Marks the agent busy for the run's lifetime, keeps state in step, and mirrors events to `events$`.
+   * `undoIfUnstarted` runs when the run fails before its first event (refused before it started).
+   */
+  private track(run$: Observable<AgentEvent>, controller: AbortController, onEvent: (event: AgentEvent) => void, undoIfUnstarted?: () => void): Observable<AgentEvent> {
     this.streaming = true;
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
+    let started = false;
     return (this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$).pipe(
-      tap((event) => {
-        onEvent(event);
-        this.controls.observe(event, this.recorder);
-        this.store.push(event);
-        // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
-        if (this.eventsSubject.observed) this.eventsSubject.next(event);
+      tap({
+        next: (event) => {
+          started = true;
+          onEvent(event);
+          this.controls.observe(event, this.recorder);
+          this.store.push(event);
+          // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
+          if (this.eventsSubject.observed) this.eventsSubject.next(event);
+        },
+        error: () => {
+          if (!started) undoIfUnstarted?.();
+        },
       }),
       finalize(() => {
         if (this.controller === controller) {

@@ -12,7 +12,9 @@ import type { AssistantMessage } from '../types/message.js';
  * changed block's text longer by exactly the delta — is kept as its delta alone (the delta's text
  * when it continues the block of the delta before it) and its timestamp; a late subscriber gets
  * it rebuilt from the snapshot before it, equal to the one emitted. Any other update (a new tool
- * call, a changed usage or signature, another loop's) is kept as it was.
+ * call, a changed usage or signature, another loop's) is kept as it was. An assistant
+ * `MessageStart` is passed on (and kept) with its message copied, as it was when emitted, so that
+ * a late fold of the deltas does not count them twice.
  */
 export class RunReplay implements SubjectLike<AgentEvent> {
   /** The subscribers following live; replaced, never changed in place, so that a delivery can go on over the list it began with. */
@@ -20,8 +22,9 @@ export class RunReplay implements SubjectLike<AgentEvent> {
   private readonly log = new EventLog();
   private ending: { error: unknown } | 'complete' | undefined;
 
-  next(event: AgentEvent): void {
+  next(value: AgentEvent): void {
     if (this.ending) return;
+    const event = value.type === 'MessageStart' && value.message.role === 'assistant' ? { ...value, message: copyOfStart(value.message as AssistantMessage) } : value;
     this.log.push(event);
     const live = this.live;
     for (let i = 0; i < live.length; i++) live[i]!.next(event);
@@ -59,6 +62,16 @@ export class RunReplay implements SubjectLike<AgentEvent> {
       return;
     }).subscribe(observer);
   }
+}
+
+/**
+ * A copy of a streamed message as it starts, down to what a provider may change in place while it
+ * streams (the content array, its blocks, a tool call's arguments, the usage): a structured clone
+ * of each of a run's messages cost more than the rest of the replay.
+ */
+function copyOfStart(message: AssistantMessage): AssistantMessage {
+  const content = message.content.map((block) => (block.type === 'toolCall' ? { ...block, arguments: { ...block.arguments } } : { ...block }));
+  return { ...message, content, usage: { ...message.usage } };
 }
 
 /** A kept entry: an event as it was, a delta, or a text delta's text (same kind and block as the delta before). */

@@ -53,8 +53,8 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     // What was kept as a delta is rebuilt (a new object, equal); what was not is the event itself.
     const rebuilt = late.map((e, i) => e !== events[i]);
     expect(rebuilt).toEqual([
-      false, false, // AgentStart, MessageStart
-      true, true, true, // thinking: each update is the message before it plus its delta
+      false, true, // AgentStart; MessageStart, its message copied as it was when emitted
+      false, true, true, // thinking: the first update does not build on the copy (another usage object), the next ones are the message before plus their delta
       false, true, true, // text after the signature changed block 0: kept, then rebuilt
       false, // usage changed
       false, true, true, // tool call start kept; its argument deltas rebuilt (the same snapshot)
@@ -79,7 +79,7 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     ];
     const late = replayOf(events);
     expect(late).toEqual(events);
-    expect(late.map((e, i) => e !== events[i])).toEqual([false, true, true, false, true, true]);
+    expect(late.map((e, i) => e !== events[i])).toEqual([true, false, true, false, true, true]);
   });
 
   it('replays to a subscriber that comes mid-run, then delivers the live events, and ends as the run ended', () => {
