@@ -1,4 +1,4 @@
-import { tap, type MonoTypeOperatorFunction } from 'rxjs';
+import { type MonoTypeOperatorFunction, Observable } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 
 /** What `recordSession` feeds: a `SessionRecorder`, or anything else that takes events. */
@@ -31,7 +31,7 @@ export interface RecordSessionOptions {
  */
 export function recordSession(recorder: AgentEventSink, options: RecordSessionOptions = {}): MonoTypeOperatorFunction<AgentEvent> {
   const { onError } = options;
-  return tap((event) => {
+  const record = (event: AgentEvent): void => {
     try {
       recorder.onEvent(event);
     } catch (e) {
@@ -41,5 +41,17 @@ export function recordSession(recorder: AgentEventSink, options: RecordSessionOp
         // The stream belongs to the agent; a failing observer of the recorder must not end it.
       }
     }
-  });
+  };
+  // Its own subscriber rather than `tap`: a call site of its own per event (tap's is shared by every tap in the process).
+  return (source) =>
+    new Observable<AgentEvent>((subscriber) =>
+      source.subscribe({
+        next: (event) => {
+          record(event);
+          subscriber.next(event);
+        },
+        error: (err: unknown) => subscriber.error(err),
+        complete: () => subscriber.complete(),
+      }),
+    );
 }
