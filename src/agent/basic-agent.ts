@@ -1,4 +1,4 @@
-import { asyncScheduler, defer, finalize, type Observable, type SchedulerLike, Subject, tap } from 'rxjs';
+import { asyncScheduler, defer, finalize, Observable, type SchedulerLike, Subject } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, userMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
@@ -336,36 +336,44 @@ export class BasicAgent extends AgentControls {
     }, undo);
   }
 
-  /**
-   * Marks the agent busy for the run's lifetime, keeps state in step, and mirrors events to `events$`.
-   * `undoIfUnstarted` runs when the run fails before its first event (refused before it started).
-   */
+  /** Marks the agent busy for the run's lifetime, keeps state in step, mirrors events to `events$`; `undoIfUnstarted` when refused before any event. */
   private track(run$: Observable<AgentEvent>, controller: AbortController, onEvent: (event: AgentEvent) => void, undoIfUnstarted?: () => void): Observable<AgentEvent> {
     this.streaming = true;
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
-    let started = false;
-    return (this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$).pipe(
-      tap({
+    const traced$ = this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$;
+    // Its own subscriber rather than `tap` + `finalize`: a call site of its own per event (tap's is shared by every tap).
+    return new Observable<AgentEvent>((subscriber) => {
+      let started = false;
+      const run = traced$.subscribe({
         next: (event) => {
           started = true;
-          onEvent(event);
-          this.controls.observe(event, this.recorder);
-          this.store.push(event);
-          // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
-          if (this.eventsSubject.observed) this.eventsSubject.next(event);
+          try {
+            onEvent(event);
+            this.controls.observe(event, this.recorder);
+            this.store.push(event);
+            // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
+            if (this.eventsSubject.observed) this.eventsSubject.next(event);
+          } catch (e) {
+            subscriber.error(e); // as `tap` did: what fails here fails the run, it is not lost
+            return;
+          }
+          subscriber.next(event);
         },
-        error: () => {
+        error: (err: unknown) => {
           if (!started) undoIfUnstarted?.();
+          subscriber.error(err);
         },
-      }),
-      finalize(() => {
+        complete: () => subscriber.complete(),
+      });
+      return () => {
+        run.unsubscribe();
         if (this.controller === controller) {
           this.controller = undefined;
           this.streaming = false;
         }
-      }),
-    );
+      };
+    });
   }
 
   private continuationOf(kind: ContinueKindName): ContinuationKind {
