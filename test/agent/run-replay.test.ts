@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { lastValueFrom, toArray } from 'rxjs';
+import { lastValueFrom, of, toArray } from 'rxjs';
 import { RunReplay } from '../../src/agent/run-replay.js';
 import { AssistantMessageBuilder } from '../../src/sources/providers/message-builder.js';
 import { BasicAgent, runToEnd, transcript, type AgentEvent, type StreamDelta } from '../../src/index.js';
 import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
-import type { StreamEvent } from '../../src/types/provider.js';
+import type { Provider, StreamEvent } from '../../src/types/provider.js';
+import type { AssistantMessage } from '../../src/types/message.js';
 import { addTool, testScheduler } from './helpers.js';
 
 /** A MessageUpdate of loop `loopId` from one builder event (its snapshot as the message). */
@@ -161,5 +162,16 @@ describe('BasicAgent: a late subscriber sees the same events as the first', () =
       expect(late).toEqual(early);
       expect(lastText).toEqual({ type: 'text', text: 'streamed slowly to a late page' });
     });
+  });
+
+  it('an event the agent cannot take in fails the run with the reason (nothing is lost on the way)', async () => {
+    const empty: AssistantMessage = { role: 'assistant', content: [], stopReason: 'stop', model: 'm', provider: 'p', usage: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 }, timestamp: 1 };
+    const answered: AssistantMessage = { ...empty, content: [{ type: 'text', text: 'x' }] };
+    // A provider whose delta names block 3 of a message that has none: the transcript (watched) refuses it.
+    const provider: Provider = () => of<StreamEvent[]>({ type: 'start', partial: empty }, { type: 'textDelta', contentIndex: 3, delta: 'x', partial: answered }, { type: 'done', message: answered });
+    const a = new BasicAgent({ model: scriptedModel(), provider, retry: false });
+    a.state$.subscribe();
+    await expect(lastValueFrom(a.prompt('hi'))).rejects.toThrow(/contentIndex 3 is outside the message/);
+    expect(a.isStreaming).toBe(false);
   });
 });
