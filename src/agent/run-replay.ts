@@ -170,12 +170,8 @@ function follows(previous: AssistantMessage, previousKeys: number, update: Messa
   const { message, delta } = update;
   if (delta.type === 'toolCall') return message !== previous ? -1 : previousKeys >= 0 ? previousKeys : keyCount(previous);
   if (message === previous) return -1;
-  let keys = 0;
-  for (const key in message) {
-    keys++;
-    if (key !== 'content' && message[key as keyof AssistantMessage] !== previous[key as keyof AssistantMessage]) return -1;
-  }
-  if (keys !== (previousKeys >= 0 ? previousKeys : keyCount(previous))) return -1;
+  const keys = keyCount(message);
+  if (keys !== (previousKeys >= 0 ? previousKeys : keyCount(previous)) || !sameFields(message, previous, keys)) return -1;
   const index = delta.contentIndex;
   const before = previous.content;
   const after = message.content;
@@ -195,6 +191,23 @@ function follows(previous: AssistantMessage, previousKeys: number, update: Messa
     if (key !== field && block[key] !== was[key]) return -1;
   }
   return blockKeys === keyCount(was) ? keys : -1;
+}
+
+/**
+ * Whether two messages with `keys` fields each hold the same values in every field but `content`:
+ * the fields of an AssistantMessage by name (what the builder's snapshots have), any other field
+ * one by one.
+ */
+function sameFields(message: AssistantMessage, previous: AssistantMessage, keys: number): boolean {
+  if (message.role !== previous.role || message.stopReason !== previous.stopReason || message.model !== previous.model) return false;
+  if (message.provider !== previous.provider || message.usage !== previous.usage || message.timestamp !== previous.timestamp) return false;
+  if (message.errorMessage !== previous.errorMessage) return false;
+  const named = 'role' in message && 'content' in message && 'stopReason' in message && 'model' in message && 'provider' in message && 'usage' in message && 'timestamp' in message;
+  if (named && keys === (message.errorMessage === undefined ? 7 : 8)) return true; // no other field
+  for (const key in message) {
+    if (key !== 'content' && message[key as keyof AssistantMessage] !== previous[key as keyof AssistantMessage]) return false;
+  }
+  return true;
 }
 
 /** `message` with a text or thinking delta appended to its block (a new block when there is none); a tool-argument delta changes nothing. */

@@ -83,6 +83,18 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     expect(late.map((e, i) => e !== events[i])).toEqual([true, false, true, false, true, true]);
   });
 
+  it('keeps an update whose message changed a field of its own (beyond the AssistantMessage fields) as it was', () => {
+    const base = { ...new AssistantMessageBuilder('m', 'p', 1).partial, responseId: 'r1' } as AssistantMessage;
+    const m1 = { ...base, content: [{ type: 'text' as const, text: 'ab' }] };
+    const m2 = { ...m1, content: [{ type: 'text' as const, text: 'abcd' }] }; // follows m1
+    const m3 = { ...m2, responseId: 'r2', content: [{ type: 'text' as const, text: 'abcdef' }] }; // its own field changed
+    const at = (message: AssistantMessage, delta: string, t: number): AgentEvent => ({ type: 'MessageUpdate', loopId: 'L', message, delta: { type: 'text', contentIndex: 0, delta }, timestamp: t });
+    const events = [at(m1, 'ab', 1), at(m2, 'cd', 2), at(m3, 'ef', 3)];
+    const late = replayOf(events);
+    expect(late).toEqual(events);
+    expect(late.map((e, i) => e !== events[i])).toEqual([false, true, false]);
+  });
+
   it('replays to a subscriber that comes mid-run, then delivers the live events, and ends as the run ended', () => {
     const b = new AssistantMessageBuilder('m', 'p', 1);
     const subject = new RunReplay();
