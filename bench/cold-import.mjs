@@ -2,7 +2,7 @@
 //
 //   node bench/cold-import.mjs [--samples 15] [--no-build] [--json] [--baseline <git-ref>] [--only phi-rx,rxjs]
 //
-// Builds the package as published (`npm run build`, tsc to dist/), then for each entry point starts
+// Builds the package as published (`npm run build`: the esbuild bundle in dist/), then for each entry point starts
 // a fresh `node` process per sample that resolves the entry through the package's own `exports`
 // (self-reference, as an app's `import 'phi-rx'` would), times `await import(...)` with
 // performance.now(), and prints the time. Reported: the median and min/max of the samples, and the
@@ -26,8 +26,9 @@ if (!Number.isInteger(samples) || samples < 10) throw new Error('--samples must 
 const baselineRef = option('--baseline');
 const log = (line) => process.stderr.write(`${line}\n`);
 
-// rxjs and zod (the peers every phi-rx app has) are measured alone too: the floor under the root.
-export const ENTRIES = ['rxjs', 'zod', 'phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/session', 'phi-rx/tools', 'phi-rx/mcp', 'phi-rx/openapi'];
+// rxjs (the peer every phi-rx app has) is measured alone too: the floor under the root. zod, an
+// optional peer no entry loads, can be measured with `--only zod`.
+export const ENTRIES = ['rxjs', 'phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/session', 'phi-rx/tools', 'phi-rx/mcp', 'phi-rx/openapi'];
 const only = option('--only')?.split(',');
 const entries = only ?? ENTRIES;
 
