@@ -1,14 +1,15 @@
 /**
  * Composition is the point: (1) put your own operator into the loop — here a redaction stage on
- * tool results — and (2) assemble a loop of your own from the exported operators: one model call
- * through retryBackoff and toMessageEvents, its tool calls through dispatchTools, no compaction.
+ * tool results — and (2) assemble a loop of your own from the exported stages: one model call
+ * (retryBackoff, toMessageEvents), its tool calls (dispatchTools), no compaction; what the model
+ * answered travels to the tool stage in the state, not in an outer variable.
  */
 import { pathToFileURL } from 'node:url';
-import { concat, defer, from, lastValueFrom, map, type MonoTypeOperatorFunction, type Observable, toArray } from 'rxjs';
+import { lastValueFrom, map, type MonoTypeOperatorFunction, type Observable, toArray } from 'rxjs';
 import { z } from 'zod';
 import {
-  agentLoop, defineTool, dispatchTools, retryBackoff, textOf, toLlmMessages, toMessageEvents, toolCallsOf, userMessage,
-  type AgentEvent, type AssistantMessage, type ToolResultMessage,
+  agentLoop, buildRequest, callModel, defineTool, eventsOf, loopStages, loopState, runToolCalls, textOf, userMessage,
+  type AgentEvent, type ToolResultMessage,
 } from 'phi-rx';
 import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
@@ -39,25 +40,15 @@ export async function withRedaction(): Promise<string[]> {
   return provider.requests[1]!.messages.filter((m) => m.role === 'toolResult').map((m) => textOf(m));
 }
 
-/** (2) A one-turn loop of our own from the exported operators: no compaction, no hooks, no steering. */
+/** (2) A one-turn loop of our own from the exported stages: no compaction, no hooks, no steering, no outer variables. */
 export function miniLoop(prompt: string): Observable<AgentEvent> {
   const provider = scriptedProvider([{ text: 'Looking up.', toolCalls: [{ name: 'lookup_customer', arguments: { id: '7' } }] }]);
-  const loopId = 'mini.1';
-  let assistant: AssistantMessage | undefined;
-  const request = {
-    model: scriptedModel(),
-    systemPrompt: '',
-    messages: toLlmMessages([userMessage(prompt)]),
-    tools: [{ name: lookup.name, description: lookup.description, parameters: lookup.parameters }],
-    thinkingLevel: 'off' as const,
-    cacheConfig: { enabled: false, strategy: { kind: 'disabled' as const } },
-  };
-  const modelCall$ = provider(request, {}).pipe(
-    retryBackoff({ maxRetries: 2 }),
-    toMessageEvents({ loopId, now: () => Date.now(), onPartial: (m) => (assistant = m) }),
+  const turn = loopStages(
+    buildRequest({ model: scriptedModel(), systemPrompt: '', tools: [lookup], cacheConfig: { enabled: false, strategy: { kind: 'disabled' } } }),
+    callModel({ provider, retry: { maxRetries: 2 } }), // the provider stream through retryBackoff and toMessageEvents
+    runToolCalls({ tools: [lookup], strategy: 'sequential', toolResults: redact() }), // dispatchTools, with our redaction
   );
-  const tools$ = defer(() => from(toolCallsOf(assistant!)).pipe(dispatchTools({ tools: [lookup], loopId, strategy: 'sequential', toolResults: redact() })));
-  return concat(modelCall$, tools$);
+  return eventsOf(turn, loopState('mini.1', [userMessage(prompt)]));
 }
 
 export async function main(): Promise<void> {

@@ -26,6 +26,8 @@ export {
 export { outputOf, runOutput } from './agent/run-output.js';
 export { parsePartialJson } from './agent/partial-json.js';
 export * from './agent/parallel-index.js';
+export type { PendingApproval } from './agent/run-controls.js';
+export { cancelledText } from './sources/tool-run.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';
 export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-b.js';

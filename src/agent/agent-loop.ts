@@ -1,12 +1,12 @@
-import { defer, filter, type Observable, of } from 'rxjs';
+import { defer, type Observable } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
 import { Usage } from '../types/usage.js';
 import {
-  admitPrompts, afterTurnHook, beforeTurnHook, buildRequest, callModel, compactContext, decideNext, endRun, endTurn, injectQueued,
-  isLoopState, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant,
-  recordToolResults, recoverOverflow, repeatTurns, checkOutput, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
+  admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn,
+  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies,
+  recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
@@ -42,7 +42,8 @@ export function agentLoop(prompts: readonly AgentMessage[] | string, context: Ag
 /**
  * Resumes from the existing context with no new prompt (after an error, or to let the model go on
  * after tool results). `context.agentId` and `context.sessionId` are required; the context must
- * not be empty, and may end in an assistant message only when steering or follow-ups are queued.
+ * not be empty, and may end in an assistant message only when steering or follow-ups are queued
+ * or when it has tool calls without results (those run first: `answerOpenCalls`).
  * These misuses fail the Observable with an AgentError; they never crash.
  */
 export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
@@ -53,7 +54,7 @@ function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly A
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
     const start: LoopState = { type: 'LoopState', loopId: setup.loopId, messages: context.messages.slice(), pending: [], turnIndex: 0, newMessages: [], sinceRequest: [], usage: Usage.empty() };
-    return of(start).pipe(runStages(context, config, setup), filter((out): out is AgentEvent => !isLoopState(out)));
+    return eventsOf(runStages(context, config, setup), start);
   });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
 }
@@ -84,6 +85,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
     tools: context.tools, strategy: c.toolExecution ?? 'parallel', scheduler, ...signal, preDispatch: policies.preDispatch ?? [],
     ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, steering: steering?.check() }),
     ...defined({ toolResults: c.operators?.toolResults, toolCalls: c.operators?.toolCalls }),
+    ...defined({ approval: c.approval, cancel$: c.cancelToolCalls }),
   });
 
   const turn = loopStages(
@@ -118,6 +120,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
   return loopStages(
     startRun({ agentId: setup.agentId, sessionId: setup.sessionId, scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }), ...parentOf(context) }),
     prompts ? admitPrompts(prompts, { filters, scheduler }) : injectQueued(followUpsToContinue(c), { filters, scheduler }),
+    answerOpenCalls(tools, recordToolResults(signal)),
     repeatTurns(turn, { more: (s) => !s.ended }),
     endRun({ scheduler, ...signal, ...defined({ afterLoop: hooks.afterLoop }) }),
   );

@@ -24,19 +24,30 @@ function snapshotMessageStart(event: AgentEvent): AgentEvent {
   return { ...event, message: startPartial(event.message as AssistantMessage).message };
 }
 
-/** Events kept unfolded while nobody watches the state, at most (then they are folded). */
+/** Entries kept unfolded while nobody watches the state, at most (then they are folded). */
 const MAX_PENDING = 4096;
+
+/** Consecutive text or thinking deltas to one block, gathered while nobody watches: folded as one delta. */
+interface DeltaRun {
+  readonly type: 'DeltaRun';
+  /** The latest of them: its message holds every delta so far. */
+  event: MessageUpdateEvent;
+  readonly pieces: string[];
+}
 
 /**
  * An agent's view state: the {@link Transcript} of its runs, with a current value. While `state$`
  * has subscribers every event is folded as it arrives (one snapshot per event, as a UI wants);
- * while it has none, events wait and are folded when the state is next read, runs of text
- * and thinking deltas to one block folded as one delta — so an agent nobody renders does not pay
- * a snapshot per delta.
+ * while it has none, events wait and are folded when the state is next read — so an agent nobody
+ * renders does not pay a snapshot per delta. Waiting, consecutive text and thinking deltas to
+ * one block are gathered into one delta, and the deltas of a message that has ended are dropped
+ * (its MessageEnd replaces what they streamed), so what waits is a few entries per message.
  */
 export class TranscriptStore {
   private fold: TranscriptFold = emptyFold;
-  private pending: AgentEvent[] = [];
+  private pending: Array<AgentEvent | DeltaRun> = [];
+  /** Where the deltas of the message streaming now begin in `pending` (no other event since). */
+  private updatesFrom: number | undefined;
   private readonly subject = new BehaviorSubject<Transcript>(emptyFold.view);
   /** The current state first, then each change. */
   readonly state$: Observable<Transcript> = defer(() => {
@@ -55,14 +66,51 @@ export class TranscriptStore {
       this.apply(event);
       return;
     }
-    this.pending.push(event);
+    if (event.type === 'MessageUpdate') this.wait(event);
+    else if (event.type === 'MessageEnd' && this.updatesFrom !== undefined && this.sameLoop(event.loopId)) {
+      // The message's deltas only moved `streaming`, which its MessageEnd clears: they need no fold.
+      this.pending.length = this.updatesFrom;
+      this.updatesFrom = undefined;
+      this.pending.push(event);
+    } else {
+      this.updatesFrom = undefined;
+      this.pending.push(event);
+    }
     if (this.pending.length >= MAX_PENDING) this.catchUp();
   }
 
   reset(): void {
     this.pending = [];
+    this.updatesFrom = undefined;
     this.fold = emptyFold;
     this.subject.next(emptyFold.view);
+  }
+
+  private wait(event: MessageUpdateEvent): void {
+    const pending = this.pending;
+    this.updatesFrom ??= pending.length;
+    const last = pending[pending.length - 1];
+    const delta = event.delta;
+    if (delta.type === 'text' || delta.type === 'thinking') {
+      if (last?.type === 'DeltaRun' && continues(last.event, event)) {
+        last.event = event;
+        last.pieces.push(delta.delta);
+        return;
+      }
+      pending.push({ type: 'DeltaRun', event, pieces: [delta.delta] });
+      return;
+    }
+    pending.push(event);
+  }
+
+  /** Whether every waiting delta of the streaming message is of loop `loopId`. */
+  private sameLoop(loopId: string): boolean {
+    const pending = this.pending;
+    for (let i = this.updatesFrom!; i < pending.length; i++) {
+      const entry = pending[i]!;
+      if ((entry.type === 'DeltaRun' ? entry.event : (entry as MessageUpdateEvent)).loopId !== loopId) return false;
+    }
+    return true;
   }
 
   private apply(event: AgentEvent): void {
@@ -72,33 +120,21 @@ export class TranscriptStore {
     if (next.view !== this.subject.getValue()) this.subject.next(next.view);
   }
 
-  /** Folds the waiting events; consecutive text/thinking deltas to one block become one delta. */
+  /** Folds the waiting entries: a run of deltas as one delta. */
   private catchUp(): void {
-    const events = this.pending;
-    if (events.length === 0) return;
+    const entries = this.pending;
+    if (entries.length === 0) return;
     this.pending = [];
-    let run: MessageUpdateEvent | undefined;
-    let text = '';
-    const flush = (): void => {
-      if (!run) return;
-      this.apply({ ...run, delta: { ...run.delta, delta: text } });
-      run = undefined;
-    };
-    for (const event of events) {
-      if (event.type === 'MessageUpdate' && (event.delta.type === 'text' || event.delta.type === 'thinking')) {
-        if (run && run.loopId === event.loopId && run.delta.type === event.delta.type && run.delta.contentIndex === event.delta.contentIndex) {
-          text += event.delta.delta;
-          run = event; // the latest message, which holds every delta so far
-          continue;
-        }
-        flush();
-        run = event;
-        text = event.delta.delta;
-        continue;
-      }
-      flush();
-      this.apply(event);
+    this.updatesFrom = undefined;
+    for (const entry of entries) {
+      if (entry.type !== 'DeltaRun') this.apply(entry);
+      else if (entry.pieces.length === 1) this.apply(entry.event);
+      else this.apply({ ...entry.event, delta: { ...entry.event.delta, delta: entry.pieces.join('') } });
     }
-    flush();
   }
+}
+
+/** Whether `next` continues the delta run whose latest event is `run` (same loop, kind and block). */
+function continues(run: MessageUpdateEvent, next: MessageUpdateEvent): boolean {
+  return run.loopId === next.loopId && run.delta.type === next.delta.type && run.delta.contentIndex === next.delta.contentIndex;
 }

@@ -20,10 +20,11 @@ import { runOutput } from './run-output.js';
 import type { OutputOf, OutputSchema } from './output-spec.js';
 import { shareRun, TranscriptStore } from './agent-state.js';
 import type { Transcript } from '../view/transcript-state.js';
-import { AgentBuilder } from './agent-builder.js';
 import type { BasicAgentOptions } from './agent-builder.js';
 import { addMcpServerHttp, addMcpServerStdio, addOpenApiFile, addOpenApiSpec, addOpenApiUrl } from './agent-integrations.js';
 import type { AddTools } from './agent-integrations.js';
+import { AgentControls } from './agent-controls.js';
+import type { RestoredAgentState } from './agent-session.js';
 
 export type { AgentRunOptions, BasicAgentOptions } from './agent-builder.js';
 
@@ -42,7 +43,7 @@ export type ContinueKindName = 'default' | 'rerun' | 'branch';
  * agent.events$.subscribe(render);
  * const answer = await agent.run('What is 2+2?');
  */
-export class BasicAgent extends AgentBuilder {
+export class BasicAgent extends AgentControls {
   private conversation: AgentMessage[] = [];
   private readonly steering: MessageQueue;
   private readonly followUps: MessageQueue;
@@ -174,7 +175,7 @@ export class BasicAgent extends AgentBuilder {
         agentId: this.agentId,
         sessionId: this.currentSessionId,
       };
-      const run$ = agentLoopParallel(prompts, context, branchConfigs, strategy, { signal: controller.signal, scheduler: this.scheduler, ids: this.ids, loopIds });
+      const run$ = agentLoopParallel(prompts, context, branchConfigs, strategy, { signal: controller.signal, scheduler: this.scheduler, ids: this.ids, loopIds, cancelBranches: this.controls.parallel(loopIds) });
       return this.track(run$, controller, (event) => {
         const result = event.type === 'ParallelLoopEnd' ? parallelResultOf(event) : undefined;
         if (result) {
@@ -247,6 +248,7 @@ export class BasicAgent extends AgentBuilder {
     this.clearQueues();
     this.streaming = false;
     this.store.reset();
+    this.forgetControls();
   }
 
   /** The conversation as JSON (phi-core's `save_messages` shape: an array of messages). */
@@ -295,7 +297,14 @@ export class BasicAgent extends AgentBuilder {
   /** The loop config every run gets; exposed for integrations (parallel branches, sub-agents). */
   loopConfig(signal?: AbortSignal): AgentLoopConfig {
     const { systemPrompt: _s, tools: _t, steeringMode: _sm, followUpMode: _fm, agentId: _a, sessionId: _si, tracing: _tr, ...loop } = this.options;
-    return { ...loop, steering: this.steering, followUp: this.followUps, ...(signal ? { signal } : {}) };
+    return { ...loop, ...this.controls.wire(loop, this.tools), steering: this.steering, followUp: this.followUps, ...(signal ? { signal } : {}) };
+  }
+
+  /** Takes on a restored session's state (see AgentControls.restore). */
+  protected adoptRestored(state: RestoredAgentState, sessionId: string): void {
+    this.assertIdle('restore');
+    ({ messages: this.conversation, lastLoopId: this.lastLoopId, loopCounters: this.loopCounters } = state);
+    this.currentSessionId = sessionId;
   }
 
   // ---- internals ------------------------------------------------------------------------------
@@ -338,8 +347,10 @@ export class BasicAgent extends AgentBuilder {
     return (this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$).pipe(
       tap((event) => {
         onEvent(event);
+        this.controls.observe(event, this.recorder);
         this.store.push(event);
-        this.eventsSubject.next(event);
+        // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
+        if (this.eventsSubject.observed) this.eventsSubject.next(event);
       }),
       finalize(() => {
         if (this.controller === controller) {

@@ -1,4 +1,4 @@
-import type { MonoTypeOperatorFunction, SchedulerLike } from 'rxjs';
+import type { MonoTypeOperatorFunction, Observable, SchedulerLike } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage, Message, ToolResultMessage } from '../types/message.js';
@@ -9,6 +9,8 @@ import type {
 } from '../types/config.js';
 import type { HookResult, InputFilter, LoopHooks, LoopPolicies } from '../types/hooks.js';
 import type { MessageSource } from '../sources/queues.js';
+import type { ToolApprovalConfig } from '../operators/request-approval.js';
+import type { ToolCallCancel } from '../operators/cancel-tool-calls.js';
 import type { ModelChoice } from './model-chain.js';
 import type { OutputSchema } from './output-spec.js';
 
@@ -95,6 +97,10 @@ export interface AgentLoopConfig {
   /** What the first turn of an origin call is triggered by (`subAgent` for sub-agents). */
   firstTurnTrigger?: 'user' | 'subAgent';
   operators?: PipelineOperators;
+  /** Human in the loop: which calls wait for approval and where the answers come from (README "Human approval"). */
+  approval?: ToolApprovalConfig;
+  /** Cancels single tool calls by id while the run goes on (README "Cancelling one tool call"). */
+  cancelToolCalls?: Observable<string | ToolCallCancel>;
   /** Carried on AgentStart. */
   metadata?: unknown;
   /**

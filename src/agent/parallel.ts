@@ -27,6 +27,12 @@ export interface AgentLoopParallelOptions {
   nextLoopNumber?: (segment: string) => number;
   /** How many branches run at once (default: all). */
   concurrency?: number;
+  /**
+   * Cancels single branches while the others go on (by config index or loop id): the branch is
+   * aborted (AgentEnd `aborted`), and the evaluation sees it failed and `cancelled`. A branch that
+   * has already ended, or a key that names none, is ignored (BasicAgent's `cancelBranch` checks keys).
+   */
+  cancelBranches?: Observable<number | string | { branch: number | string; reason?: string }>;
 }
 
 /** Everything a parallel run produced, attached to its ParallelLoopEnd (read it with `parallelResult()`). */
@@ -192,7 +198,15 @@ export function agentLoopParallel(
         }),
       );
     });
-    return concat(of<AgentEvent>(start), merge(...branches.map(branch$), options.concurrency ?? Infinity), evaluate$);
+    const cancelling = options.cancelBranches?.subscribe((c) => {
+      const { branch, reason } = typeof c === 'object' ? c : { branch: c, reason: undefined };
+      const b = typeof branch === 'number' ? branches[branch] : branches.find((x) => x.loopId === branch);
+      if (!b || outcomes[b.index]!.finishOrder >= 0) return;
+      outcomes[b.index]!.cancelled = true;
+      b.abort.abort(new AgentError('StrategyError', `branch ${b.index} (${b.loopId}) was cancelled${reason ? `: ${reason}` : ''}`));
+    });
+    const run$ = concat(of<AgentEvent>(start), merge(...branches.map(branch$), options.concurrency ?? Infinity), evaluate$);
+    return cancelling ? run$.pipe(finalize(() => cancelling.unsubscribe())) : run$;
   });
 }
 

@@ -7,6 +7,8 @@ import { defaultProviderRegistry } from '../sources/providers/registry.js';
 import { checkTools } from '../tools/check-tools.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { checkLoopOptions } from './check-options.js';
+import { checkApprovalOptions } from './check-approval.js';
+import { openToolCalls } from '../operators/open-calls.js';
 import { checkPrompts } from './check-prompts.js';
 import { checkOutputName } from './output-spec.js';
 import { defaultIds } from './ids.js';
@@ -33,6 +35,7 @@ export interface RunSetup {
 export function setUpRun(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): RunSetup {
   checkLoopOptions(config);
   checkTools(context.tools);
+  checkApprovalOptions(config, context.tools);
   if (config.output !== undefined) checkOutputName(config.output, context.tools);
   const scheduler = config.scheduler ?? asyncScheduler;
   const checked = prompts === undefined ? undefined : checkPrompts(prompts, scheduler.now());
@@ -62,7 +65,7 @@ function checkContinuable(context: AgentContext, config: AgentLoopConfig): void 
   if (context.messages.length === 0) throw new AgentError('InvalidContinue', 'Cannot continue: the context has no messages.');
   const last = context.messages[context.messages.length - 1]!;
   const queued = queuedSize(config.steering) + queuedSize(config.followUp);
-  if (last.role === 'assistant' && queued === 0) {
+  if (last.role === 'assistant' && queued === 0 && !openToolCalls(context.messages)) {
     throw new AgentError(
       'InvalidContinue',
       'Cannot continue: the context ends with an assistant message and nothing is queued. Add a user message, steer or follow up first.',

@@ -73,6 +73,12 @@ export class TerminalRenderer {
       case 'HookError':
         this.endLine();
         return this.line(this.paint('33', `! ${e.hook} failed: ${e.message}`));
+      case 'ToolApprovalRequested':
+        this.endLine();
+        return this.line(this.paint('33', `? ${e.toolName}${summary(e.args)} waits for approval (${e.toolCallId})`));
+      case 'ToolApprovalResolved':
+        this.endLine();
+        return this.line(this.paint(e.approved ? '32' : '31', `${e.approved ? '✓ approved' : '✗ denied'}: ${e.toolName}${e.reason ? ` (${e.reason})` : ''}`));
       case 'InputRejected':
         this.endLine();
         return this.line(this.paint('31', `✗ input rejected: ${e.reason}`));

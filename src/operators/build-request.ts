@@ -9,7 +9,7 @@ import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { LlmViews } from '../agent/llm-views.js';
 import { hookError } from './ask-hook.js';
-import { type LoopOutput, type LoopStage, loopStage, type Mutable, type LoopState } from './loop-state.js';
+import { type LoopOutput, type LoopStage, loopStage, type LoopStateDraft, type LoopState } from './loop-state.js';
 
 export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 'tools' | 'thinkingLevel' | 'cacheConfig'> {
   /** The tools the model may call (their name, description and parameters are sent). */
@@ -54,18 +54,16 @@ export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 't
 export function buildRequest(options: BuildRequestOptions): LoopStage {
   const {
     tools = [], convertToLlm, thinkingLevel = 'off', cacheConfig = DEFAULT_CACHE_CONFIG,
-    asyncTransformContext, transformContext, context, getApiKey, signal, scheduler = asyncScheduler, ...rest
+    asyncTransformContext, transformContext, context, getApiKey, signal, scheduler = asyncScheduler, apiKey: modelKey, ...rest
   } = options;
   const definitions = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
   const views = new LlmViews();
-  const requestFor = (messages: readonly AgentMessage[], llm: Message[], apiKey: string | undefined): StreamRequest => {
-    const request: StreamRequest = { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm };
-    if (apiKey !== undefined) request.apiKey = apiKey;
-    else delete request.apiKey;
-    return request;
-  };
+  const requestFor = (llm: Message[], apiKey: string | undefined): StreamRequest =>
+    apiKey === undefined
+      ? { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm }
+      : { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm, apiKey };
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
-    const next: Mutable<LoopState> = { ...state, request };
+    const next: LoopStateDraft = { ...state, request };
     if (state.sinceRequest) next.sinceRequest = [];
     return next;
   };
@@ -74,7 +72,7 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
     if (state.ended) return state;
     if (plain) {
       const llm = convertToLlm ? convertToLlm(state.messages) : views.of(state.messages);
-      return withRequest(state, requestFor(state.messages, llm, rest.apiKey));
+      return withRequest(state, requestFor(llm, modelKey));
     }
     return defer(() => {
       const failures: AgentEvent[] = [];
@@ -86,10 +84,10 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
       if (context) messages$ = messages$.pipe(context);
       return messages$.pipe(
         concatMap((messages) =>
-          (getApiKey ? safely('getApiKey', () => getApiKey(rest.model), rest.apiKey) : of(rest.apiKey)).pipe(
+          (getApiKey ? safely('getApiKey', () => getApiKey(rest.model), modelKey) : of(modelKey)).pipe(
             map((apiKey): LoopOutput[] => {
               const llm = convertToLlm ? convertToLlm(messages) : views.each(messages);
-              return [...failures.splice(0), withRequest(state, requestFor(messages, llm, apiKey))];
+              return [...failures.splice(0), withRequest(state, requestFor(llm, apiKey))];
             }),
           ),
         ),

@@ -1,6 +1,6 @@
 import {
   asyncScheduler, bufferCount, concat, concatMap, defer, EMPTY, from, identity, mergeMap, type MonoTypeOperatorFunction,
-  Observable, of, type OperatorFunction, type SchedulerLike, share, type Subscriber, switchMap, type TeardownLogic,
+  finalize, Observable, of, type OperatorFunction, type SchedulerLike, share, type Subscriber, switchMap, type TeardownLogic,
 } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
@@ -10,7 +10,9 @@ import type { SteeringPolicy, ToolExecutionStrategy } from '../types/config.js';
 import type { HookResult, LoopHooks, PreDispatchPolicy, PreDispatchVerdict } from '../types/hooks.js';
 import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
-import { runTool, startTool, TOOL_TEXTS, type RunToolOptions } from '../sources/tool-run.js';
+import { cancelledText, runTool, startTool, TOOL_TEXTS, type RunToolOptions } from '../sources/tool-run.js';
+import { approvalGate, type ToolApprovalConfig } from './request-approval.js';
+import { CallCancellations, type ToolCallCancel } from './cancel-tool-calls.js';
 
 /** What dispatch needs to know about steering at its checkpoints. */
 export interface SteeringCheck {
@@ -39,6 +41,10 @@ export interface DispatchToolsOptions {
   steering?: SteeringCheck;
   /** A user stage over each tool-result message before it is emitted (redaction, say). */
   toolResults?: MonoTypeOperatorFunction<ToolResultMessage>;
+  /** Calls that need approval wait for it before `execute` (see `requestApproval`). */
+  approval?: ToolApprovalConfig;
+  /** Cancels single calls by id: each ends with a "cancelled" error result, its tool's signal aborted. */
+  cancel$?: Observable<string | ToolCallCancel>;
   /** A pre-dispatch policy said stop: the run ends after this turn. */
   onStop?(reason: string): void;
   /** A pre-dispatch policy queued messages for the next turn. */
@@ -75,14 +81,19 @@ export function dispatchTools(options: DispatchToolsOptions): OperatorFunction<T
   return (calls$) =>
     defer(() => {
       const dispatch = new Dispatch(options);
+      const cancels = dispatch.cancels && options.cancel$ ? dispatch.cancels.connect(options.cancel$) : undefined;
       const strategy = options.strategy ?? 'parallel';
-      if (strategy === 'parallel') return calls$.pipe(mergeMap((call) => dispatch.one(call)));
-      if (strategy === 'sequential') return calls$.pipe(concatMap((call) => concat(dispatch.one(call), dispatch.checkpoint())));
-      const size = Math.max(1, Math.floor(strategy.batched));
-      return calls$.pipe(
-        bufferCount(size),
-        concatMap((batch) => concat(from(batch).pipe(mergeMap((call) => dispatch.one(call))), dispatch.checkpoint())),
-      );
+      let events$: Observable<AgentEvent>;
+      if (strategy === 'parallel') events$ = calls$.pipe(mergeMap((call) => dispatch.one(call)));
+      else if (strategy === 'sequential') events$ = calls$.pipe(concatMap((call) => concat(dispatch.one(call), dispatch.checkpoint())));
+      else {
+        const size = Math.max(1, Math.floor(strategy.batched));
+        events$ = calls$.pipe(
+          bufferCount(size),
+          concatMap((batch) => concat(from(batch).pipe(mergeMap((call) => dispatch.one(call))), dispatch.checkpoint())),
+        );
+      }
+      return cancels ? events$.pipe(finalize(() => cancels.unsubscribe())) : events$;
     });
 }
 
@@ -98,15 +109,18 @@ class Dispatch {
    * message, emitted straight through with no inner Observables (what every call pays otherwise).
    */
   private readonly direct: boolean;
+  /** Single-call cancellations, when the loop has a `cancelToolCalls` source. */
+  readonly cancels: CallCancellations | undefined;
 
   constructor(private readonly o: DispatchToolsOptions) {
+    this.cancels = o.cancel$ ? new CallCancellations() : undefined;
     this.byName = new Map(o.tools.map((t) => [t.name, t]));
     this.scheduler = o.scheduler ?? asyncScheduler;
     this.now = o.now ?? (() => this.scheduler.now());
     const h = o.hooks;
     this.direct =
       (o.preDispatch ?? []).length === 0 &&
-      !o.toolResults &&
+      !o.toolResults && !o.approval &&
       !h?.beforeToolExecution && !h?.afterToolExecution && !h?.beforeToolExecutionUpdate && !h?.afterToolExecutionUpdate;
     const steering = o.steering;
     if (steering) {
@@ -136,6 +150,8 @@ class Dispatch {
     return new Observable<AgentEvent>((subscriber) => {
       if (this.skipText !== undefined) return this.immediate(call, this.skipText, true).subscribe(subscriber);
       if (this.o.signal?.aborted) return this.immediate(call, TOOL_TEXTS.aborted, true).subscribe(subscriber);
+      const cancelled = this.cancels?.before(call.id);
+      if (cancelled) return this.immediate(call, cancelledText(cancelled.reason), true).subscribe(subscriber);
       if (this.direct) return this.runDirect(call, subscriber);
       const policies = this.o.preDispatch ?? [];
       if (policies.length === 0) return this.dispatch(call, call.arguments).subscribe(subscriber);
@@ -216,8 +232,8 @@ class Dispatch {
     );
   }
 
-  /** Validation, the before-hook, Start, the run, End, the after-hook, the result message. */
-  private dispatch(call: ToolCall, args: Record<string, unknown>): Observable<AgentEvent> {
+  /** Validation, approval, the before-hook, Start, the run, End, the after-hook, the result message. */
+  private dispatch(call: ToolCall, args: Record<string, unknown>, approved = false): Observable<AgentEvent> {
     const tool = this.byName.get(call.name);
     if (!tool) return this.immediate(call, `Tool not found: ${call.name}`, true);
     let validArgs: unknown = args;
@@ -225,6 +241,14 @@ class Dispatch {
       const checked = tool.validate(args);
       if (!checked.ok) return this.invalid(call, checked.error);
       validArgs = checked.value;
+    }
+    if (!approved && this.o.approval) {
+      const cancels = this.cancels;
+      const gate$ = approvalGate({ ...call, arguments: args }, tool, {
+        ...this.o.approval, loopId: this.o.loopId, now: this.now, ...(this.o.signal ? { signal: this.o.signal } : {}),
+        ...(cancels ? { cancelOf: (id: string) => cancels.of(id) } : {}),
+      }, { run: (approvedArgs) => this.dispatch(call, approvedArgs, true), end: (text) => this.immediate(call, text, true) });
+      if (gate$) return gate$;
     }
     const before = this.o.hooks?.beforeToolExecution;
     // No gate to wait for: Start and the run follow at once (the common case, on every tool call).
@@ -250,6 +274,7 @@ class Dispatch {
     const timeoutMs = tool.timeoutMs ?? this.o.timeoutMs;
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
     if (this.interrupt$) options.interrupt$ = this.interrupt$;
+    if (this.cancels) options.cancel$ = this.cancels.of(call.id);
     return options;
   }
 

@@ -25,7 +25,7 @@ export interface ParallelOutcome {
   rejection?: string;
   /** 0-based rank in which the branch finished; -1 while it runs. */
   finishOrder: number;
-  /** A race (`race: true` strategy) was won by another branch and this one was aborted. */
+  /** A race (`race: true` strategy) was won by another branch and this one was aborted, or it was cancelled (`cancelBranches`, `agent.cancelBranch`). */
   cancelled: boolean;
 }
 

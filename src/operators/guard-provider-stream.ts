@@ -29,14 +29,14 @@ import { ProviderError } from '../types/errors.js';
 export function guardProviderStream(): OperatorFunction<unknown, StreamEvent> {
   return (source) =>
     new Observable<StreamEvent>((subscriber) => {
-      let index = 0;
+      const check = streamGuard();
       let done = false;
       const subscription = source.subscribe({
         next: (event) => {
           if (done) return;
-          const breach = breachOf(event, index++);
+          const breach = check(event);
           if (breach !== undefined) {
-            subscriber.error(contractBreach(breach));
+            subscriber.error(breach);
             return;
           }
           if ((event as StreamEvent).type === 'done') done = true;
@@ -57,6 +57,19 @@ export function guardProviderStream(): OperatorFunction<unknown, StreamEvent> {
 }
 
 /**
+ * The check of {@link guardProviderStream} over one stream, as a function of each event in turn:
+ * the ProviderError naming the breach (with the event's index), or `undefined` for a sound event.
+ * The model-call stage calls it directly (no subscriber hop per delta).
+ */
+export function streamGuard(): (event: unknown) => ProviderError | undefined {
+  let index = 0;
+  return (event) => {
+    const breach = breachOf(event, index++);
+    return breach === undefined ? undefined : contractBreach(breach);
+  };
+}
+
+/**
  * Calls a provider and guards what it returns: a throw, or a return value that is not an
  * Observable (a Promise, an async iterable, `undefined` …), becomes a ProviderError naming the
  * breach; an Observable from another library (anything with `subscribe`) is adopted.
@@ -65,6 +78,15 @@ export function guardProviderStream(): OperatorFunction<unknown, StreamEvent> {
  * callProvider(provider, request, options).pipe(toMessageEvents({ loopId, now }));
  */
 export function callProvider(provider: Provider, request: StreamRequest, options: ProviderOptions): Observable<StreamEvent> {
+  return providerCall(provider, request, options).pipe(guardProviderStream());
+}
+
+/**
+ * {@link callProvider} without the guard on the events: what the provider returned, adopted, or a
+ * ProviderError for a throw or a return value that is not an Observable. For a caller that checks
+ * each event itself with {@link streamGuard}.
+ */
+export function providerCall(provider: Provider, request: StreamRequest, options: ProviderOptions): Observable<unknown> {
   return defer(() => {
     const result: unknown = provider(request, options);
     if (isObservable(result)) return result;
@@ -73,7 +95,7 @@ export function callProvider(provider: Provider, request: StreamRequest, options
     }
     const what = result instanceof Promise ? 'a Promise' : result === null ? 'null' : typeof result === 'object' ? 'an object without subscribe' : typeof result;
     return throwError(() => contractBreach(`the provider returned ${what}, not an Observable of stream events`));
-  }).pipe(guardProviderStream());
+  });
 }
 
 function contractBreach(detail: string): ProviderError {

@@ -34,3 +34,7 @@ export * from './decide-next.js';
 export * from './limit-turns.js';
 export * from './check-output.js';
 export * from './partial-output.js';
+export * from './request-approval.js';
+export * from './cancel-tool-calls.js';
+export * from './open-calls.js';
+export * from './answer-open-calls.js';

@@ -1,15 +1,19 @@
-import { Observable, of, type OperatorFunction, type Subscription } from 'rxjs';
-import { isLoopState, type LoopOutput, type LoopStage, type LoopState, type SteppedStage, stateByState, type StepOutputs } from './loop-state.js';
+import { Observable } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import { type DirectStage, directStage, type LoopStage, type LoopState, runStage, type StageSink } from './loop-state.js';
 
 /** A stage, or nothing: `loopStages(hooks.beforeTurn && beforeTurnHook(hooks.beforeTurn), …)` leaves out what is not configured. */
 export type OptionalStage = LoopStage | false | null | undefined;
 
+const ignore = (): void => undefined;
+
 /**
  * Chains stages into one: each stage gets the state the one before it left, and the events of
- * every stage go straight through, in order, with no operator hop per later stage. Entries that
- * are `false`, `null` or `undefined` are left out, so that a composition can say
+ * every stage go straight through, in order, with no operator hop per stage or per level of
+ * nesting (each stage is run on the sink of the chain: see `DirectStage`). Entries that are
+ * `false`, `null` or `undefined` are left out, so that a composition can say
  * `config.hooks?.beforeTurn && beforeTurnHook(…)`. `loopStages()` with no stage hands the state
- * on. Synchronous stages run as a flat loop (no stack growth, no subscription for a `loopStage`).
+ * on. Stages that complete synchronously run as a flat loop (no stack growth).
  *
  * ```
  * source:   --s---------|
@@ -20,19 +24,15 @@ export type OptionalStage = LoopStage | false | null | undefined;
  * @example
  * const turn = loopStages(startTurn(), mySummary(), buildRequest(request), callModel({ provider }), runToolCalls({ tools }), endTurn());
  */
-export function loopStages(...optional: OptionalStage[]): LoopStage {
+export function loopStages(...optional: OptionalStage[]): DirectStage {
   const stages = optional.filter((s): s is LoopStage => typeof s === 'function');
-  return stateByState((state, out, done) => {
+  return directStage((state, sink) => {
     let index = 0;
     let current = state;
-    let inner: Subscription | undefined;
+    let teardown: (() => void) | void = undefined;
     let looping = false;
     let settledInLoop = false;
-    const receive = (output: LoopOutput): void => {
-      if (isLoopState(output)) current = output;
-      else out.next(output);
-    };
-    const fail = (error: unknown): void => out.error(error);
+    let closed = false;
     const advance = (): void => {
       if (looping) {
         settledInLoop = true;
@@ -40,28 +40,34 @@ export function loopStages(...optional: OptionalStage[]): LoopStage {
       }
       looping = true;
       try {
-        while (index < stages.length && !out.closed) {
-          const stage = stages[index++]!;
-          const step = (stage as Partial<SteppedStage>).step;
-          const outputs: StepOutputs | Observable<LoopOutput> = step ? step(current) : of(current).pipe(stage);
-          if (!(outputs instanceof Observable)) {
-            if (isLoopState(outputs as LoopOutput)) current = outputs as LoopState;
-            else for (const o of outputs as readonly LoopOutput[]) receive(o);
-            continue;
+        while (!closed) {
+          if (index === stages.length) {
+            closed = true;
+            return sink.done(current);
           }
           settledInLoop = false;
-          inner = outputs.subscribe({ next: receive, error: fail, complete: advance });
-          // Still running: its completion calls advance() again.
+          teardown = runStage(stages[index++]!, current, step);
+          // Still running: its `done` calls advance() again.
           if (!settledInLoop) return;
         }
-        out.next(current);
-        done();
       } finally {
         looping = false;
       }
     };
+    const step: StageSink = {
+      event: sink.event,
+      state: ignore,
+      error: sink.error,
+      done: (left) => {
+        current = left;
+        advance();
+      },
+    };
     advance();
-    return () => inner?.unsubscribe();
+    return () => {
+      closed = true;
+      if (teardown) teardown();
+    };
   });
 }
 
@@ -86,19 +92,15 @@ export interface RepeatTurnsOptions {
  * @example
  * of(loopState('loop-1', [], [userMessage('hi')])).pipe(repeatTurns(turn)).subscribe(render);
  */
-export function repeatTurns(turn: LoopStage, options: RepeatTurnsOptions = {}): OperatorFunction<LoopState, LoopOutput> {
+export function repeatTurns(turn: LoopStage, options: RepeatTurnsOptions = {}): DirectStage {
   const more = options.more ?? ((s: LoopState) => !s.ended && ((s.toolResults?.length ?? 0) > 0 || s.pending.length > 0));
-  return stateByState((state, out, done) => {
+  return directStage((state, sink) => {
     let current = state;
-    let inner: Subscription | undefined;
+    let teardown: (() => void) | void = undefined;
     let looping = false;
     let settledInLoop = false;
     let started = false;
-    const receive = (output: LoopOutput): void => {
-      if (isLoopState(output)) current = output;
-      out.next(output);
-    };
-    const fail = (error: unknown): void => out.error(error);
+    let closed = false;
     const next = (): void => {
       if (looping) {
         settledInLoop = true;
@@ -106,19 +108,55 @@ export function repeatTurns(turn: LoopStage, options: RepeatTurnsOptions = {}): 
       }
       looping = true;
       try {
-        while (!out.closed && (!started || more(current))) {
+        while (!closed) {
+          if (started) {
+            if (!more(current)) {
+              closed = true;
+              return sink.done(current);
+            }
+            sink.state(current);
+          }
           started = true;
           settledInLoop = false;
-          inner = of(current).pipe(turn).subscribe({ next: receive, error: fail, complete: next });
-          // Still running: its completion calls next() again, which decides on another turn.
+          teardown = runStage(turn, current, afterTurn);
+          // Still running: its `done` calls next() again, which decides on another turn.
           if (!settledInLoop) return;
         }
-        done();
       } finally {
         looping = false;
       }
     };
+    const afterTurn: StageSink = {
+      event: sink.event,
+      state: ignore,
+      error: sink.error,
+      done: (left) => {
+        current = left;
+        next();
+      },
+    };
     next();
-    return () => inner?.unsubscribe();
+    return () => {
+      closed = true;
+      if (teardown) teardown();
+    };
   });
+}
+
+/**
+ * The events of running `stage` on `state`, as an Observable (the states it passes on are left
+ * out): how a loop of stages becomes a run. Cold; unsubscribing tears the stage down.
+ *
+ * ```
+ * eventsOf(loopStages(a, b), s)     (a emits x then s1; b emits y then s2)
+ * output:   (xy|)
+ * ```
+ *
+ * @example
+ * eventsOf(repeatTurns(turn), loopState('loop-1', history, [userMessage('hi')])).subscribe(render);
+ */
+export function eventsOf(stage: LoopStage, state: LoopState): Observable<AgentEvent> {
+  return new Observable<AgentEvent>((out) =>
+    runStage(stage, state, { event: (e) => out.next(e), state: ignore, error: (e) => out.error(e), done: () => out.complete() }),
+  );
 }

@@ -1,4 +1,4 @@
-import { concatMap, from, isObservable, Observable, type OperatorFunction, type Subscriber } from 'rxjs';
+import { from, isObservable, Observable, of, type OperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, type AssistantMessage, type StopReason, type ToolResultMessage } from '../types/message.js';
 import type { StreamRequest } from '../types/provider.js';
@@ -33,7 +33,7 @@ export interface LoopState {
   readonly toolResults?: readonly ToolResultMessage[];
   /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
   readonly stopRequested?: string;
-  /** Every message this run added to the context, in order (what `AgentEnd` carries); kept by `appendMessages`. */
+  /** Every message this run added to the context, in order (what `AgentEnd` carries); kept by `withRecords`. */
   readonly newMessages?: readonly AgentMessage[];
   /** The messages added since the last request was built (what pre-turn policies see as new). */
   readonly sinceRequest?: readonly AgentMessage[];
@@ -66,9 +66,33 @@ export type LoopStage = OperatorFunction<LoopState, LoopOutput>;
 /** What a stage's step returns for one state: its outputs at once (the state last), or an Observable of them for work that takes time. */
 export type StepOutputs = LoopState | readonly LoopOutput[] | Observable<LoopOutput>;
 
-/** A stage built by `loopStage`: `loopStages` and `repeatTurns` call its `step` directly (no subscription for a synchronous step). */
-export interface SteppedStage extends LoopStage {
-  readonly step: (state: LoopState) => StepOutputs;
+/** Where a stage run directly (`runStage`) writes: its events, a state along the way, the state it leaves, or its failure. */
+export interface StageSink {
+  readonly event: (event: AgentEvent) => void;
+  /** A state along the way (`repeatTurns`: the state each turn but the last leaves). */
+  readonly state: (state: LoopState) => void;
+  /** The stage is done with its input and leaves `state` (called once). */
+  readonly done: (state: LoopState) => void;
+  readonly error: (error: unknown) => void;
+}
+
+/** A stage run on one state, writing to a sink; returns its teardown. */
+export type StageRun = (state: LoopState, sink: StageSink) => (() => void) | void;
+
+/**
+ * A stage that can also be run directly on one state (`run`): `loopStages`, `repeatTurns` and
+ * `whenTurnDue` hand their sink down, so that an event goes from the stage that made it straight
+ * to the consumer, however deeply stages are nested. Every stage built with `loopStage`,
+ * `stateByState` or `directStage` is one.
+ */
+export interface DirectStage extends LoopStage {
+  readonly run: StageRun;
+}
+
+/** What `stateByState` work writes to: its events, then the state it leaves. */
+export interface StageOutput {
+  next(output: LoopOutput): void;
+  error(error: unknown): void;
 }
 
 /** A fresh state: nothing pending, turn 0, not ended. */
@@ -82,36 +106,12 @@ export function isLoopState(output: LoopOutput): output is LoopState {
 }
 
 /**
- * Builds a stage from a function of one state: it returns the state it leaves, the outputs it has
- * at once (events, then the state), or an Observable of them for work that takes time. As an
- * operator it is `concatMap` over the steps; inside `loopStages` a synchronous step costs one call.
- *
- * @example
- * const countTurns = loopStage((state) => ({ ...state, pending: [...state.pending, userMessage(`turn ${state.turnIndex}`)] }));
+ * Builds a stage from how it runs on one state. As an operator it handles one state at a time
+ * (states that arrive while one is in progress wait their turn, as with `concatMap`), emitting
+ * each state's events, the states along the way and the state it leaves.
  */
-export function loopStage(step: (state: LoopState) => StepOutputs): SteppedStage {
-  const operator = concatMap((state: LoopState) => asObservable(step(state))) as LoopStage;
-  return Object.assign(operator, { step });
-}
-
-/** A step's outputs as an Observable. */
-export function asObservable(outputs: StepOutputs): Observable<LoopOutput> {
-  if (isObservable(outputs)) return outputs;
-  return from(isOutputList(outputs) ? outputs : [outputs]);
-}
-
-function isOutputList(outputs: LoopState | readonly LoopOutput[]): outputs is readonly LoopOutput[] {
-  return Array.isArray(outputs);
-}
-
-/**
- * Builds a stage that handles one state at a time (as `concatMap` does, states that arrive while
- * one is in progress wait their turn), with the work for a state writing its outputs straight to
- * the stage's subscriber: no inner subscriber per event. `work` calls `done()` once it has emitted
- * the state it leaves, and returns its teardown.
- */
-export function stateByState(work: (state: LoopState, out: Subscriber<LoopOutput>, done: () => void) => (() => void) | void): LoopStage {
-  return (states) =>
+export function directStage(run: StageRun): DirectStage {
+  const operator: LoopStage = (states) =>
     new Observable<LoopOutput>((out) => {
       const waiting: LoopState[] = [];
       let busy = false;
@@ -120,17 +120,23 @@ export function stateByState(work: (state: LoopState, out: Subscriber<LoopOutput
       const start = (state: LoopState): void => {
         busy = true;
         let finished = false;
-        const done = (): void => {
-          if (finished) return;
-          finished = true;
-          busy = false;
-          teardown = undefined;
-          const next = waiting.shift();
-          if (next) start(next);
-          else if (sourceDone) out.complete();
+        const sink: StageSink = {
+          event: (e) => out.next(e),
+          state: (s) => out.next(s),
+          error: (e) => out.error(e),
+          done: (left) => {
+            if (finished) return;
+            finished = true;
+            teardown = undefined;
+            out.next(left);
+            busy = false;
+            const next = waiting.shift();
+            if (next) start(next);
+            else if (sourceDone) out.complete();
+          },
         };
-        const ownTeardown = work(state, out, done);
-        if (!finished) teardown = ownTeardown;
+        const own = run(state, sink);
+        if (!finished) teardown = own;
       };
       const subscription = states.subscribe({
         next: (state) => (busy ? waiting.push(state) : start(state)),
@@ -145,6 +151,84 @@ export function stateByState(work: (state: LoopState, out: Subscriber<LoopOutput
         if (teardown) teardown();
       };
     });
+  return Object.assign(operator, { run });
+}
+
+/**
+ * Runs any stage on one state, writing to `sink`: a `DirectStage` directly, any other operator
+ * by subscribing to it (the last state it emits is the one it leaves; the input, if it emits none).
+ */
+export function runStage(stage: LoopStage, state: LoopState, sink: StageSink): (() => void) | void {
+  const run = (stage as Partial<DirectStage>).run;
+  if (run) return run(state, sink);
+  let left = state;
+  const subscription = of(state)
+    .pipe(stage)
+    .subscribe({ next: (o) => (isLoopState(o) ? (left = o) : sink.event(o)), error: sink.error, complete: () => sink.done(left) });
+  return () => subscription.unsubscribe();
+}
+
+/**
+ * Builds a stage from a function of one state: it returns the state it leaves, the outputs it has
+ * at once (events, then the state), or an Observable of them for work that takes time. Inside
+ * `loopStages` a synchronous step costs one call.
+ *
+ * @example
+ * const countTurns = loopStage((state) => ({ ...state, pending: [...state.pending, userMessage(`turn ${state.turnIndex}`)] }));
+ */
+export function loopStage(step: (state: LoopState) => StepOutputs): DirectStage {
+  return directStage((state, sink) => {
+    let outputs: StepOutputs;
+    try {
+      outputs = step(state);
+    } catch (error) {
+      // A step that throws fails the stage (and the run), wherever it was called from.
+      return sink.error(error);
+    }
+    if (isObservable(outputs)) {
+      let left = state;
+      const subscription = outputs.subscribe({
+        next: (o) => (isLoopState(o) ? (left = o) : sink.event(o)),
+        error: sink.error,
+        complete: () => sink.done(left),
+      });
+      return () => subscription.unsubscribe();
+    }
+    if (!isOutputList(outputs)) return sink.done(outputs);
+    let left = state;
+    for (const o of outputs) {
+      if (isLoopState(o)) left = o;
+      else sink.event(o);
+    }
+    sink.done(left);
+  });
+}
+
+/** A step's outputs as an Observable. */
+export function asObservable(outputs: StepOutputs): Observable<LoopOutput> {
+  if (isObservable(outputs)) return outputs;
+  return from(isOutputList(outputs) ? outputs : [outputs]);
+}
+
+function isOutputList(outputs: LoopState | readonly LoopOutput[]): outputs is readonly LoopOutput[] {
+  return Array.isArray(outputs);
+}
+
+/**
+ * Builds a stage whose work for a state writes its outputs straight to `out` (no inner subscriber
+ * per event): its events, then the state it leaves, then `done()`. States that arrive while one is
+ * in progress wait their turn. `work` returns its teardown.
+ */
+export function stateByState(work: (state: LoopState, out: StageOutput, done: () => void) => (() => void) | void): DirectStage {
+  return directStage((state, sink) => {
+    let left = state;
+    const out: StageOutput = { next: (o) => (isLoopState(o) ? (left = o) : sink.event(o)), error: sink.error };
+    try {
+      return work(state, out, () => sink.done(left));
+    } catch (error) {
+      return sink.error(error);
+    }
+  });
 }
 
 /**
@@ -153,14 +237,14 @@ export function stateByState(work: (state: LoopState, out: Subscriber<LoopOutput
  */
 export function withRecords(state: LoopState, added: readonly AgentMessage[]): LoopState {
   if (added.length === 0) return state;
-  const next: Mutable<LoopState> = { ...state, messages: [...state.messages, ...added] };
+  const next: LoopStateDraft = { ...state, messages: [...state.messages, ...added] };
   if (state.newMessages) next.newMessages = [...state.newMessages, ...added];
   if (state.sinceRequest) next.sinceRequest = [...state.sinceRequest, ...added];
   return next;
 }
 
-/** A state being built by a stage (a fresh object, never one it was given). */
-export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+/** A state being built by a stage (a fresh object, never one it was given): `LoopState` without `readonly`. */
+export type LoopStateDraft = { -readonly [K in keyof LoopState]: LoopState[K] };
 
 /** `MessageStart` and `MessageEnd` of a message that enters the context whole (a prompt, a tool result, a notice). */
 export function announce(loopId: string, message: AgentMessage, timestamp: number): AgentEvent[] {

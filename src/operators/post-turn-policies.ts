@@ -2,7 +2,7 @@ import { asyncScheduler, concat, of, type SchedulerLike } from 'rxjs';
 import { type AgentMessage, type AssistantMessage, type LlmMessage, toolCallsOf } from '../types/message.js';
 import type { PostTurnPolicy, PostTurnVerdict } from '../types/hooks.js';
 import { askHook, hookError } from './ask-hook.js';
-import { asObservable, type LoopStage, loopStage, type LoopState, type StepOutputs } from './loop-state.js';
+import { asObservable, type LoopStage, loopStage, type LoopState, type LoopStateDraft, type StepOutputs } from './loop-state.js';
 
 export interface PostTurnPoliciesOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -65,7 +65,7 @@ function replaced(state: LoopState, current: AssistantMessage, next: AssistantMe
     copy[at] = replacement;
     return copy;
   };
-  const out: { -readonly [K in keyof LoopState]: LoopState[K] } = { ...state, assistant: replacement, messages: swap(state.messages)! };
+  const out: LoopStateDraft = { ...state, assistant: replacement, messages: swap(state.messages)! };
   if (state.newMessages) out.newMessages = swap(state.newMessages)!;
   if (state.sinceRequest) out.sinceRequest = swap(state.sinceRequest)!;
   return out;

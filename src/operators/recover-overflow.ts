@@ -1,6 +1,6 @@
 import { of } from 'rxjs';
 import { isProviderError } from '../types/errors.js';
-import { type LoopStage, loopStage, type Mutable, type LoopState } from './loop-state.js';
+import { type LoopStage, loopStage, type LoopStateDraft, type LoopState } from './loop-state.js';
 
 /**
  * One recovery from a context overflow (put it after `callModel`): when the call failed with a
@@ -27,7 +27,7 @@ export function recoverOverflow(retry: LoopStage): LoopStage {
     const overflow = failure !== undefined && isProviderError(failure.error) && failure.error.kind === 'contextOverflow';
     if (!overflow || state.overflowRecovered || state.partial || state.ended) return state;
     const { failure: _spent, ...rest } = state;
-    const again: Mutable<LoopState> = { ...rest, overflowRecovered: true };
+    const again: LoopStateDraft = { ...rest, overflowRecovered: true };
     return of<LoopState>(again).pipe(retry);
   });
 }

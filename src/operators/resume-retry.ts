@@ -34,11 +34,15 @@ export function markAttempt<T>(): OperatorFunction<T, T | AttemptMark> {
   return (source) => concat(of(ATTEMPT), source);
 }
 
-/** One content block as the user has seen it (or as a new attempt has produced it so far). */
+/**
+ * One content block as the user has seen it (or as a new attempt has produced it so far). Its
+ * text is kept as the pieces that arrived, joined only when a retry compares it (see textOf): a
+ * stream that is never retried pays one array slot per delta, not a string concatenation.
+ */
 interface Block {
   kind: 'text' | 'thinking' | 'toolCall';
   index: number;
-  text: string;
+  pieces: string[];
   id?: string;
   name?: string;
 }
@@ -70,53 +74,71 @@ type Delta = Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolC
 export function resumeRetry(): OperatorFunction<StreamEvent | AttemptMark, StreamEvent | StreamReset> {
   return (source) =>
     new Observable<StreamEvent | StreamReset>((subscriber) => {
-      /** What has been emitted of the message: what a UI appending the deltas shows. */
-      let shown: Block[] = [];
-      /** The current attempt's output while it is still retracing `shown`; undefined once it has caught up or diverged. */
-      let fresh: Block[] | undefined;
-      const reset = (blocks: Block[], template: AssistantMessage): void => {
-        shown = blocks.map((b) => ({ ...b }));
-        fresh = undefined;
-        subscriber.next({ type: 'reset', message: { ...template, content: blocks.map(toContent) }, reason: 'retryDiverged' });
-      };
-      const emit = (e: Delta, text: string): void => {
-        apply(shown, e, text);
-        subscriber.next(text === deltaText(e) ? e : { ...e, delta: text } as Delta);
-      };
+      const resume = resumer((e) => subscriber.next(e));
       return source.subscribe({
-        next: (e) => {
-          if (e.type === 'attempt') {
-            fresh = shown.length > 0 ? [] : undefined;
-            return;
-          }
-          if (e.type === 'start') return subscriber.next(e);
-          if (e.type === 'done') {
-            // A new attempt that ended before retracing everything shown: what is shown is wrong.
-            if (fresh && !sameBlocks(fresh, shown)) reset(fresh, e.message);
-            fresh = undefined;
-            return subscriber.next(e);
-          }
-          if (!fresh) return emit(e, deltaText(e));
-          const matched = retrace(fresh, shown, e);
-          const text = deltaText(e);
-          if (matched.diverged) {
-            const before = fresh.map((b) => ({ ...b }));
-            if (matched.common > 0) apply(before, e, text.slice(0, matched.common));
-            reset(before, e.partial);
-            return emit(e, text.slice(matched.common));
-          }
-          apply(fresh, e, text);
-          if (matched.beyond || matched.common < text.length) {
-            // Caught up: from here the new attempt's output is new to the user.
-            fresh = undefined;
-            return emit(e, text.slice(matched.common));
-          }
-          if (sameBlocks(fresh, shown)) fresh = undefined; // exactly where the last attempt broke
-        },
+        next: (e) => (e.type === 'attempt' ? resume.attempt() : resume.push(e)),
         error: (err: unknown) => subscriber.error(err),
         complete: () => subscriber.complete(),
       });
     });
+}
+
+/** The state of {@link resumeRetry} over one model call's attempts. */
+export interface Resumer {
+  /** A new attempt begins (what an {@link AttemptMark} says). */
+  attempt(): void;
+  /** One event of the current attempt: what is new to the user goes on to `emit`. */
+  push(e: StreamEvent): void;
+}
+
+/**
+ * {@link resumeRetry} as a plain object over one model call: `attempt()` where an attempt begins,
+ * `push` for each of its events. The model-call stage drives it directly (no subscriber hop per delta).
+ */
+export function resumer(emit: (e: StreamEvent | StreamReset) => void): Resumer {
+  /** What has been emitted of the message: what a UI appending the deltas shows. */
+  let shown: Block[] = [];
+  /** The current attempt's output while it is still retracing `shown`; undefined once it has caught up or diverged. */
+  let fresh: Block[] | undefined;
+  const reset = (blocks: Block[], template: AssistantMessage): void => {
+    shown = blocks.map(copyBlock);
+    fresh = undefined;
+    emit({ type: 'reset', message: { ...template, content: blocks.map(toContent) }, reason: 'retryDiverged' });
+  };
+  const deliver = (e: Delta, text: string): void => {
+    apply(shown, e, text);
+    emit(text === deltaText(e) ? e : ({ ...e, delta: text } as Delta));
+  };
+  return {
+    attempt: () => {
+      fresh = shown.length > 0 ? [] : undefined;
+    },
+    push: (e) => {
+      if (e.type === 'start') return emit(e);
+      if (e.type === 'done') {
+        // A new attempt that ended before retracing everything shown: what is shown is wrong.
+        if (fresh && !sameBlocks(fresh, shown)) reset(fresh, e.message);
+        fresh = undefined;
+        return emit(e);
+      }
+      if (!fresh) return deliver(e, deltaText(e));
+      const matched = retrace(fresh, shown, e);
+      const text = deltaText(e);
+      if (matched.diverged) {
+        const before = fresh.map(copyBlock);
+        if (matched.common > 0) apply(before, e, text.slice(0, matched.common));
+        reset(before, e.partial);
+        return deliver(e, text.slice(matched.common));
+      }
+      apply(fresh, e, text);
+      if (matched.beyond || matched.common < text.length) {
+        // Caught up: from here the new attempt's output is new to the user.
+        fresh = undefined;
+        return deliver(e, text.slice(matched.common));
+      }
+      if (sameBlocks(fresh, shown)) fresh = undefined; // exactly where the last attempt broke
+    },
+  };
 }
 
 /**
@@ -131,19 +153,20 @@ function retrace(fresh: Block[], shown: Block[], e: Delta): { common: number; di
     // A new block: everything before it must have been retraced in full.
     k = fresh.length;
     const last = fresh[k - 1];
-    if (last && last.text !== shown[k - 1]!.text) return { common: 0, diverged: true, beyond: false };
+    if (last && textOf(last) !== textOf(shown[k - 1]!)) return { common: 0, diverged: true, beyond: false };
     const target = shown[k];
     if (!target) return { common: 0, diverged: false, beyond: true };
     const sameBlock = target.kind === kind && target.index === e.contentIndex && (e.type !== 'toolCallStart' || (target.id === e.id && target.name === e.name));
     if (!sameBlock) return { common: 0, diverged: true, beyond: false };
-    const common = commonPrefix(text, target.text);
-    const diverged = common < text.length && (common < target.text.length || k < shown.length - 1);
+    const targetText = textOf(target);
+    const common = commonPrefix(text, targetText);
+    const diverged = common < text.length && (common < targetText.length || k < shown.length - 1);
     return { common, diverged, beyond: false };
   }
   const target = shown[k];
-  const had = fresh[k]!.text.length;
+  const had = textOf(fresh[k]!).length;
   if (!target || target.kind !== kind || k < fresh.length - 1) return { common: 0, diverged: true, beyond: false };
-  const rest = target.text.slice(had);
+  const rest = textOf(target).slice(had);
   const common = commonPrefix(text, rest);
   if (common === text.length) return { common, diverged: false, beyond: false };
   // Past the end of the shown block: new output only if it was the last block shown.
@@ -167,24 +190,35 @@ function deltaText(e: Delta): string {
 }
 
 function apply(blocks: Block[], e: Delta, text: string): void {
-  let block = blocks.find((b) => b.index === e.contentIndex);
+  const last = blocks[blocks.length - 1];
+  let block = last?.index === e.contentIndex ? last : blocks.find((b) => b.index === e.contentIndex);
   if (!block) {
-    block = { kind: kindOf(e), index: e.contentIndex, text: '' };
+    block = { kind: kindOf(e), index: e.contentIndex, pieces: [] };
     blocks.push(block);
   }
   if (e.type === 'toolCallStart') {
     block.id = e.id;
     block.name = e.name;
   }
-  block.text += text;
+  if (text !== '') block.pieces.push(text);
+}
+
+/** The block's text: its pieces joined (and kept joined). */
+function textOf(block: Block): string {
+  if (block.pieces.length > 1) block.pieces = [block.pieces.join('')];
+  return block.pieces[0] ?? '';
+}
+
+function copyBlock(block: Block): Block {
+  return { ...block, pieces: block.pieces.slice() };
 }
 
 function sameBlocks(a: Block[], b: Block[]): boolean {
-  return a.length === b.length && a.every((x, i) => x.kind === b[i]!.kind && x.index === b[i]!.index && x.text === b[i]!.text && x.id === b[i]!.id);
+  return a.length === b.length && a.every((x, i) => x.kind === b[i]!.kind && x.index === b[i]!.index && textOf(x) === textOf(b[i]!) && x.id === b[i]!.id);
 }
 
 function toContent(b: Block): AssistantContent {
-  if (b.kind === 'text') return { type: 'text', text: b.text };
-  if (b.kind === 'thinking') return { type: 'thinking', thinking: b.text };
+  if (b.kind === 'text') return { type: 'text', text: textOf(b) };
+  if (b.kind === 'thinking') return { type: 'thinking', thinking: textOf(b) };
   return { type: 'toolCall', id: b.id ?? '', name: b.name ?? '', arguments: {} };
 }

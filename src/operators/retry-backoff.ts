@@ -46,10 +46,20 @@ export function retryBackoff<T>(config: Partial<RetryConfig> = {}, options: Retr
   return retry<T>({
     count: full.maxRetries,
     delay: (error: unknown, attempt: number) => {
-      if (!isProviderError(error) || !error.retryable) return throwError(() => error);
-      const delayMs = backoffDelay(full, attempt, error, random);
-      options.onRetry?.(attempt, delayMs, error);
+      const delayMs = retryDelay(full, attempt, error, random);
+      if (delayMs === undefined) return throwError(() => error);
+      options.onRetry?.(attempt, delayMs, error as ProviderError);
       return timer(delayMs, scheduler);
     },
   });
+}
+
+/**
+ * The decision of {@link retryBackoff} on a failure: the delay before retry `attempt` (1-based)
+ * when `error` is a retryable ProviderError and retries are left, else `undefined` (the failure
+ * stands). For a caller that re-subscribes itself.
+ */
+export function retryDelay(config: RetryConfig, attempt: number, error: unknown, random: () => number): number | undefined {
+  if (attempt > config.maxRetries || !isProviderError(error) || !error.retryable) return undefined;
+  return backoffDelay(config, attempt, error, random);
 }

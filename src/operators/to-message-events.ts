@@ -32,62 +32,71 @@ export interface ToMessageEventsOptions {
  * provider(request, {}).pipe(toMessageEvents({ loopId, now: () => Date.now() })).subscribe(render);
  */
 export function toMessageEvents(options: ToMessageEventsOptions): OperatorFunction<StreamEvent | StreamReset, AgentEvent> {
-  const { loopId, now, onPartial, onEnd } = options;
   return (source) => new Observable<AgentEvent>((subscriber) => {
-      let started = false;
-      const start = (partial: AssistantMessage): void => {
-        onPartial?.(partial);
-        if (started) return;
-        started = true;
-        subscriber.next({ type: 'MessageStart', loopId, message: partial, timestamp: now() });
-      };
-      const update = (message: AssistantMessage, delta: StreamDelta): void => {
-        onPartial?.(message);
-        subscriber.next({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
-      };
-      const next = (e: StreamEvent | StreamReset): void => {
-          switch (e.type) {
-            case 'reset':
-              // A retry diverged from what was shown (see resumeRetry): the UI starts over from e.message.
-              if (!started) start(e.message);
-              onPartial?.(e.message);
-              subscriber.next({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
-              return;
-            case 'start':
-              start(e.partial);
-              return;
-            case 'textDelta':
-              if (!started) start(e.partial);
-              update(e.partial, { type: 'text', contentIndex: e.contentIndex, delta: e.delta });
-              return;
-            case 'thinkingDelta':
-              if (!started) start(e.partial);
-              update(e.partial, { type: 'thinking', contentIndex: e.contentIndex, delta: e.delta });
-              return;
-            case 'toolCallStart':
-              if (!started) start(e.partial);
-              update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: '', id: e.id, name: e.name });
-              return;
-            case 'toolCallDelta':
-              if (!started) start(e.partial);
-              update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: e.delta });
-              return;
-            case 'done':
-              if (!started) start(e.message);
-              onPartial?.(e.message);
-              onEnd?.(e.message);
-              subscriber.next({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
-              return;
-          }
-      };
-      // A throw in a callback (onPartial, onEnd) fails the stream, as in any RxJS operator.
-      const guardedNext = (e: StreamEvent | StreamReset): void => {
-        try {
-          next(e);
-        } catch (error) {
-          subscriber.error(error);
-        }
-      };
-      return source.subscribe({ next: guardedNext, error: (error: unknown) => subscriber.error(error), complete: () => subscriber.complete() });
+    const push = messageEventsOf(options, (event) => subscriber.next(event));
+    // A throw in a callback (onPartial, onEnd) fails the stream, as in any RxJS operator.
+    const guardedNext = (e: StreamEvent | StreamReset): void => {
+      try {
+        push(e);
+      } catch (error) {
+        subscriber.error(error);
+      }
+    };
+    return source.subscribe({ next: guardedNext, error: (error: unknown) => subscriber.error(error), complete: () => subscriber.complete() });
   });
+}
+
+/**
+ * The mapping of {@link toMessageEvents} as a plain function over one stream: each stream event
+ * pushed in hands its message events to `emit`, in order. The model-call stage calls it directly
+ * (no subscriber hop per delta); it throws what `onPartial` / `onEnd` throw.
+ */
+export function messageEventsOf(options: ToMessageEventsOptions, emit: (event: AgentEvent) => void): (e: StreamEvent | StreamReset) => void {
+  const { loopId, now, onPartial, onEnd } = options;
+  let started = false;
+  const start = (partial: AssistantMessage): void => {
+    onPartial?.(partial);
+    if (started) return;
+    started = true;
+    emit({ type: 'MessageStart', loopId, message: partial, timestamp: now() });
+  };
+  const update = (message: AssistantMessage, delta: StreamDelta): void => {
+    onPartial?.(message);
+    emit({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
+  };
+  return (e) => {
+    switch (e.type) {
+      case 'reset':
+        // A retry diverged from what was shown (see resumeRetry): the UI starts over from e.message.
+        if (!started) start(e.message);
+        onPartial?.(e.message);
+        emit({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
+        return;
+      case 'start':
+        start(e.partial);
+        return;
+      case 'textDelta':
+        if (!started) start(e.partial);
+        update(e.partial, { type: 'text', contentIndex: e.contentIndex, delta: e.delta });
+        return;
+      case 'thinkingDelta':
+        if (!started) start(e.partial);
+        update(e.partial, { type: 'thinking', contentIndex: e.contentIndex, delta: e.delta });
+        return;
+      case 'toolCallStart':
+        if (!started) start(e.partial);
+        update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: '', id: e.id, name: e.name });
+        return;
+      case 'toolCallDelta':
+        if (!started) start(e.partial);
+        update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: e.delta });
+        return;
+      case 'done':
+        if (!started) start(e.message);
+        onPartial?.(e.message);
+        onEnd?.(e.message);
+        emit({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
+        return;
+    }
+  };
 }

@@ -1,6 +1,5 @@
-import { of } from 'rxjs';
 import { isExtension } from '../types/message.js';
-import { type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { type DirectStage, directStage, type LoopStage, type LoopState, runStage } from './loop-state.js';
 
 /**
  * The boundary of a turn: last turn's fields (`request`, `partial`, `assistant`, `failure`,
@@ -21,10 +20,10 @@ import { type LoopStage, loopStage, type LoopState } from './loop-state.js';
  * @example
  * const loopTurn = loopStages(takeSteering(take), whenTurnDue(loopStages(startTurn(), buildRequest(request), callModel({ provider }), endTurn())), decideNext());
  */
-export function whenTurnDue(turn: LoopStage): LoopStage {
-  return loopStage((state) => {
+export function whenTurnDue(turn: LoopStage): DirectStage {
+  return directStage((state, sink) => {
     const next = lastTurnCleared(state);
-    return !state.ended && turnDue(state) ? of(next).pipe(turn) : next;
+    return !state.ended && turnDue(state) ? runStage(turn, next, sink) : sink.done(next);
   });
 }
 

@@ -141,7 +141,9 @@ export class RedisEventRelay {
       const last = entriesOf(await this.client.sendCommand(['XREVRANGE', key, '+', '-', 'COUNT', '1']), key)[0];
       const kind = last?.fields['kind'];
       if (kind === 'complete' || kind === 'error') return sendJson(res, 409, { error: `run "${runId}" is over; ${command.type} has nothing to act on` });
-      await sendRunControl(this.client, key, controlOf(command));
+      const control = controlOf(command);
+      if (!control) return sendJson(res, 400, { error: `run "${runId}": ${command.type} commands are not relayed over Redis` });
+      await sendRunControl(this.client, key, control);
     } catch (e) {
       return sendJson(res, 502, { error: `Redis: ${(e as Error).message}` });
     }
@@ -161,7 +163,8 @@ function errorData(error: unknown): TransportErrorData {
   return { code: 'RunFailed', message: `relaying the run failed: ${message}` };
 }
 
-function controlOf(command: RunCommand): RunControl {
+function controlOf(command: RunCommand): RunControl | undefined {
+  if (command.type === 'approve' || command.type === 'cancelToolCall') return undefined;
   return command.type === 'abort' ? { kind: 'abort' } : { kind: command.type, message: command.text };
 }
 

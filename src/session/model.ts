@@ -120,6 +120,7 @@ const EVENT_TYPE_RECORD: Record<AgentEventType, true> = {
   ProgressMessage: true, InputRejected: true, ParallelLoopStart: true, ParallelLoopEnd: true, CompactionStart: true,
   CompactionEnd: true, RetryScheduled: true, HookError: true,
   ModelFallback: true,
+  ToolApprovalRequested: true, ToolApprovalResolved: true,
 };
 const EVENT_TYPES = Object.keys(EVENT_TYPE_RECORD) as [AgentEventType, ...AgentEventType[]];
 

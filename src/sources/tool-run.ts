@@ -10,7 +10,7 @@ export type ToolRunEmission =
   | { kind: 'result'; result: ToolResult; isError: boolean };
 
 /** Why a running tool was cut short. */
-export type ToolCutReason = 'aborted' | 'interrupted' | 'timeout';
+export type ToolCutReason = 'aborted' | 'interrupted' | 'timeout' | 'cancelled';
 
 export const TOOL_TEXTS = {
   skippedBySteering: 'Skipped due to queued user message.',
@@ -30,6 +30,13 @@ export interface RunToolOptions {
   timeoutMs?: number;
   /** Emits when steering interrupts running tools. */
   interrupt$?: Observable<unknown>;
+  /** Emits (with the reason, if any) when this one call is cancelled: its signal aborts, its result says "cancelled". */
+  cancel$?: Observable<string | undefined>;
+}
+
+/** The error result of a call cancelled on its own (`agent.cancelToolCall`), which the model reads. */
+export function cancelledText(reason: string | undefined): string {
+  return `Tool call cancelled${reason ? `: ${reason}` : '.'}`;
 }
 
 /** Where a started tool run reports to (what `runTool` turns into emissions). */
@@ -83,6 +90,7 @@ class ToolRun {
   private watchers: Subscription[] | undefined;
   private removeAbortListener: (() => void) | undefined;
   private result: ToolResult | undefined;
+  private cancelReason: string | undefined;
 
   constructor(
     private readonly tool: AnyTool,
@@ -98,7 +106,7 @@ class ToolRun {
 
   /** Abort, interrupt and timeout, in that order of precedence when several fire at once. */
   private watch(): void {
-    const { signal, interrupt$, timeoutMs, scheduler } = this.options;
+    const { signal, interrupt$, cancel$, timeoutMs, scheduler } = this.options;
     if (signal) {
       if (signal.aborted) return this.cutShort('aborted');
       this.removeAbortListener = onAbort(signal, () => this.cutShort('aborted'));
@@ -107,6 +115,14 @@ class ToolRun {
       const interrupt = interrupt$.subscribe(() => this.cutShort('interrupted'));
       if (this.cut !== undefined) return interrupt.unsubscribe();
       (this.watchers ??= []).push(interrupt);
+    }
+    if (cancel$) {
+      const cancel = cancel$.subscribe((reason) => {
+        this.cancelReason = reason;
+        this.cutShort('cancelled');
+      });
+      if (this.cut !== undefined) return cancel.unsubscribe();
+      (this.watchers ??= []).push(cancel);
     }
     if (timeoutMs !== undefined) (this.watchers ??= []).push(scheduler.schedule(() => this.cutShort('timeout'), timeoutMs));
   }
@@ -192,6 +208,13 @@ class ToolRun {
   private cutShort(reason: ToolCutReason): void {
     if (this.finished || this.cut !== undefined) return;
     this.cut = reason;
+    if (reason === 'cancelled') {
+      // The cancellation is the result, whatever the tool reports from its abort handler; then its signal aborts.
+      this.finish(textResult(cancelledText(this.cancelReason)), true);
+      this.abort(new ToolError('cancelled', this.cancelReason ?? 'cancelled'));
+      this.execution?.unsubscribe();
+      return;
+    }
     // An abort of the run reaches the tool with the run's own reason, as a linked signal would.
     const runSignal = this.options.signal;
     this.abort(reason === 'aborted' && runSignal ? runSignal.reason : new ToolError(reason === 'timeout' ? 'timeout' : 'cancelled', reason));

@@ -25,6 +25,8 @@ export const EVENT_LETTERS: Readonly<Record<AgentEventType, string>> = {
   RetryScheduled: 'r',
   ModelFallback: 'F',
   HookError: 'H',
+  ToolApprovalRequested: 'V',
+  ToolApprovalResolved: 'v',
 };
 
 /** Maps events to their letters, so `expectObservable(run$.pipe(eventLetters())).toBe('(ATMm...)')` reads as a diagram. */
@@ -45,7 +47,10 @@ export function describeEvent(e: AgentEvent): string {
     case 'ToolExecutionStart':
     case 'ToolExecutionEnd':
     case 'ToolExecutionUpdate':
+    case 'ToolApprovalRequested':
       return `${e.type}:${e.toolName}`;
+    case 'ToolApprovalResolved':
+      return `${e.type}:${e.toolName}:${e.approved ? 'approved' : 'denied'}`;
     case 'TurnStart':
       return `TurnStart:${e.turnIndex}`;
     case 'AgentEnd':

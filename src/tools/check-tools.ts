@@ -30,5 +30,7 @@ export function checkTools(tools: unknown): void {
     if (typeof t.execute !== 'function') fail('execute must be a function');
     const problem = checkParametersSchema(t.parameters);
     if (problem) fail(problem);
+    const approval: unknown = t.needsApproval;
+    if (approval !== undefined && typeof approval !== 'boolean' && typeof approval !== 'function') fail(`needsApproval must be a boolean or a function, got ${approval === null ? 'null' : typeof approval}`);
   });
 }

@@ -26,6 +26,8 @@ export interface ToolSpec<S> {
   jsonSchema?: JsonSchema;
   execute(args: ArgsOf<S>, ctx: ToolContext): ToolExecution;
   timeoutMs?: number;
+  /** Calls wait for approval before `execute`: always, or when the predicate over the raw arguments says so. */
+  needsApproval?: Tool['needsApproval'];
 }
 
 /** The arguments `execute` gets: a Standard Schema's output, an ArgsSchema's stated type, else a plain object. */
@@ -83,6 +85,10 @@ export function defineTool<S extends StandardSchemaV1 | JsonSchema>(spec: ToolSp
     execute: spec.execute,
   };
   if (spec.timeoutMs !== undefined) tool.timeoutMs = spec.timeoutMs;
+  if (spec.needsApproval !== undefined) {
+    if (typeof spec.needsApproval !== 'boolean' && typeof spec.needsApproval !== 'function') fail(`needsApproval must be a boolean or a function, got ${typeof spec.needsApproval}`);
+    tool.needsApproval = spec.needsApproval;
+  }
   return tool;
 }
 

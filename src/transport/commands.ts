@@ -1,7 +1,14 @@
 import { responseErrorText } from './wire.js';
 
 /** A command for a running run, sent as JSON to its command channel. */
-export type RunCommand = { type: 'steer'; text: string } | { type: 'followUp'; text: string } | { type: 'abort' };
+export type RunCommand =
+  | { type: 'steer'; text: string }
+  | { type: 'followUp'; text: string }
+  | { type: 'abort' }
+  /** Answers a call waiting for approval (`agent.approve`), by the id its ToolApprovalRequested event carried. */
+  | { type: 'approve'; toolCallId: string; approved: boolean; args?: Record<string, unknown>; reason?: string }
+  /** Cancels one tool call (`agent.cancelToolCall`), by the id its events carried. */
+  | { type: 'cancelToolCall'; toolCallId: string; reason?: string };
 
 export interface RunCommandsOptions {
   fetch?: typeof globalThis.fetch;
@@ -13,6 +20,8 @@ export interface RunCommands {
   steer(text: string): Promise<void>;
   followUp(text: string): Promise<void>;
   abort(): Promise<void>;
+  approve(toolCallId: string, decision: { approved: boolean; args?: Record<string, unknown>; reason?: string }): Promise<void>;
+  cancelToolCall(toolCallId: string, reason?: string): Promise<void>;
   send(command: RunCommand): Promise<void>;
 }
 
@@ -45,6 +54,8 @@ export function runCommands(url: string | URL, options: RunCommandsOptions = {})
     steer: (text) => send({ type: 'steer', text }),
     followUp: (text) => send({ type: 'followUp', text }),
     abort: () => send({ type: 'abort' }),
+    approve: (toolCallId, decision) => send({ type: 'approve', toolCallId, ...decision }),
+    cancelToolCall: (toolCallId, reason) => send({ type: 'cancelToolCall', toolCallId, ...(reason !== undefined ? { reason } : {}) }),
   };
 }
 
@@ -53,11 +64,20 @@ export function runCommands(url: string | URL, options: RunCommandsOptions = {})
  */
 export function parseRunCommand(value: unknown): RunCommand | string {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the command must be a JSON object';
-  const { type, text } = value as { type?: unknown; text?: unknown };
+  const { type, text, toolCallId, approved, args, reason } = value as Record<string, unknown>;
   if (type === 'abort') return { type };
   if (type === 'steer' || type === 'followUp') {
     if (typeof text !== 'string' || text.trim() === '') return `command "${type}": field "text" must be a non-empty string`;
     return { type, text };
   }
-  return `field "type" must be "steer", "followUp" or "abort", got ${JSON.stringify(type)}`;
+  if (type === 'approve' || type === 'cancelToolCall') {
+    if (typeof toolCallId !== 'string' || toolCallId === '') return `command "${type}": field "toolCallId" must be a non-empty string`;
+    if (reason !== undefined && typeof reason !== 'string') return `command "${type}": field "reason" must be a string`;
+    const why = reason === undefined ? {} : { reason };
+    if (type === 'cancelToolCall') return { type, toolCallId, ...why };
+    if (typeof approved !== 'boolean') return 'command "approve": field "approved" must be true or false';
+    if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) return 'command "approve": field "args" must be an object';
+    return { type, toolCallId, approved, ...(args === undefined ? {} : { args: args as Record<string, unknown> }), ...why };
+  }
+  return `field "type" must be "steer", "followUp", "abort", "approve" or "cancelToolCall", got ${JSON.stringify(type)}`;
 }

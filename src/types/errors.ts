@@ -127,6 +127,9 @@ export type AgentErrorCode =
   | 'InvalidTool'
   | 'InvalidPrompt'
   | 'ProviderContract'
+  | 'UnknownToolCall'
+  | 'UnknownBranch'
+  | 'InvalidApproval'
   | 'InvalidOutput';
 
 /** A misuse of the agent API, typed so callers can branch on `code`. */

@@ -228,6 +228,36 @@ export interface HookErrorEvent {
   timestamp: number;
 }
 
+/**
+ * A tool call waits for a person's (or a policy's) approval before `execute`: answer it with
+ * `agent.approve(toolCallId, { approved, args?, reason? })` or the loop's `approval` config.
+ */
+export interface ToolApprovalRequestedEvent {
+  type: 'ToolApprovalRequested';
+  loopId: string;
+  toolCallId: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  timestamp: number;
+}
+
+/**
+ * The answer to a ToolApprovalRequested: approved (with the arguments the call runs with, when
+ * they were edited), denied with a reason, or ended because the run was aborted or the call
+ * cancelled (`approved: false`, `reason` says which).
+ */
+export interface ToolApprovalResolvedEvent {
+  type: 'ToolApprovalResolved';
+  loopId: string;
+  toolCallId: string;
+  toolName: string;
+  approved: boolean;
+  /** The edited arguments an approval gave, when it gave any. */
+  args?: Record<string, unknown>;
+  reason?: string;
+  timestamp: number;
+}
+
 export type AgentEvent =
   | AgentStartEvent
   | AgentEndEvent
@@ -248,7 +278,9 @@ export type AgentEvent =
   | CompactionEndEvent
   | RetryScheduledEvent
   | ModelFallbackEvent
-  | HookErrorEvent;
+  | HookErrorEvent
+  | ToolApprovalRequestedEvent
+  | ToolApprovalResolvedEvent;
 
 export type AgentEventType = AgentEvent['type'];
 export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;

@@ -1,5 +1,5 @@
 import type { Observable, SchedulerLike } from 'rxjs';
-import type { ToolResultContent } from './content.js';
+import type { ToolCall, ToolResultContent } from './content.js';
 
 /** What a tool produced. `details` is for the app, `content` for the model. */
 export interface ToolResult {
@@ -64,6 +64,12 @@ export interface Tool<A = Record<string, unknown>> {
   execute(args: A, ctx: ToolContext): ToolExecution;
   /** This tool's own timeout; beats the loop's `toolTimeoutMs`. */
   timeoutMs?: number;
+  /**
+   * Calls wait for approval before `execute` (a ToolApprovalRequested event; the answer comes from
+   * `agent.approve()` or the loop's `approval` config): `true` for every call, or a predicate over
+   * the call's raw arguments. A predicate that throws counts as `true` (reported as HookError).
+   */
+  needsApproval?: boolean | ((args: Record<string, unknown>, call: ToolCall) => boolean);
 }
 
 /**

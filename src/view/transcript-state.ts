@@ -12,7 +12,8 @@ export interface ToolCallView {
   readonly id: string;
   readonly name: string;
   readonly args: Readonly<Record<string, unknown>>;
-  readonly status: 'running' | 'done' | 'error';
+  /** `awaitingApproval` from ToolApprovalRequested until the call starts (or ends denied). */
+  readonly status: 'awaitingApproval' | 'running' | 'done' | 'error';
   /** `ProgressMessage` texts, in order. */
   readonly progress: readonly string[];
   /** The last `ToolExecutionUpdate`'s partial result, until the end. */
@@ -87,7 +88,16 @@ export function reduceTranscript(state: TranscriptFold, e: AgentEvent): Transcri
     }
     case 'MessageEnd':
       return { view: { ...view, messages: [...view.messages, e.message], streaming: undefined }, partial: undefined };
+    case 'ToolApprovalRequested':
+      return withView(state, {
+        ...view,
+        toolCalls: [...view.toolCalls, { id: e.toolCallId, name: e.toolName, args: e.args, status: 'awaitingApproval', progress: [], partialResult: undefined, result: undefined }],
+      });
     case 'ToolExecutionStart':
+      // A call that waited for approval is already listed: it starts now, with the arguments it runs with.
+      if (view.toolCalls.some((t) => t.id === e.toolCallId && t.status === 'awaitingApproval')) {
+        return updateTool(state, e.toolCallId, (t) => ({ ...t, args: e.args, status: 'running' }));
+      }
       return withView(state, {
         ...view,
         toolCalls: [...view.toolCalls, { id: e.toolCallId, name: e.toolName, args: e.args, status: 'running', progress: [], partialResult: undefined, result: undefined }],

@@ -10,6 +10,7 @@ const KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_A
 
 /** What each example must print when run as a program with no API key: proof it did its job. */
 const EXPECTED: Record<string, RegExp> = {
+  'approval.ts': /✓ repair: approved with \{"to":"garage","amount":400\} \(agreed discount\)\n[^]*bet: Tool call "transfer" was denied: not paying gambling debts from this account\n/,
   'best-of-n.ts': /started 3 branches/,
   'call-tool.ts': /add\(\{ a: 2, b: 40 \}\) → 42\nadd\.validate\(\{ a: 'two' \}\) → rejected: arguments\.a:/,
   'custom-operator.ts': /model saw: \[ 'customer 42: Ada Lovelace, card \[card\], \[email\]' \]/,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Observable, tap } from 'rxjs';
+import { map, type Observable, tap } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { callModel, loopState, type LoopOutput, type LoopState } from '../../src/operators/index.js';
 import { ProviderError } from '../../src/types/errors.js';
@@ -78,5 +78,73 @@ describe('callModel', () => {
       expectObservable(cold('-i-e|', { i: idle, e: ended }).pipe(callModel({ provider: model$ }))).toBe('-i-e|', { i: idle, e: ended });
     });
     expect(model$.calls).toBe(0);
+  });
+
+  it('a stream that breaks the provider contract is a failure in the state, not retried', () => {
+    let calls = 0;
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const stream = cold('-s-x-d|', { ...parts, x: { type: 'textDelta', contentIndex: 0, delta: 7, partial } as never });
+      const model$: Provider = () => (calls++, stream);
+      const { request: _r, ...rest } = withRequest;
+      expectObservable(cold('s|', { s: withRequest }).pipe(callModel({ provider: model$, retry: { maxRetries: 3 } }))).toBe('-a-(l|)', {
+        a: expect.objectContaining({ type: 'MessageStart' }),
+        l: { ...rest, partial: emptyAssistant('m', 'p', 0), failure: { error: expect.objectContaining({ kind: 'other', message: expect.stringContaining('event 1 (textDelta) has a delta that is not a string') }), model: { id: 'm', provider: 'p' } } },
+      });
+      expectSubscriptions(stream.subscriptions).toBe('^--!');
+    });
+    expect(calls).toBe(1);
+  });
+
+  it('done is final: later events are ignored and the source is left to drain on its own', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const stream = cold('-s-d-t-d|', parts);
+      const model$ = provider(() => stream);
+      expectObservable(cold('s|', { s: withRequest }).pipe(callModel({ provider: model$ }))).toBe('-a-(el|)', {
+        a: expect.objectContaining({ type: 'MessageStart' }),
+        e: expect.objectContaining({ type: 'MessageEnd' }),
+        l: expect.objectContaining({ type: 'LoopState', assistant: final }),
+      });
+      expectSubscriptions(stream.subscriptions).toBe('^-------!');
+    });
+  });
+
+  it('an abort cuts the stream (the provider is unsubscribed) and hands on the state without an assistant', () => {
+    const controller = new AbortController();
+    scheduler().run(({ cold, hot, expectObservable, expectSubscriptions }) => {
+      const stream = cold('-s-t-----d|', parts);
+      const model$ = provider(() => stream);
+      hot('-----a').subscribe(() => controller.abort());
+      const { request: _r, ...rest } = withRequest;
+      expectObservable(cold('s|', { s: withRequest }).pipe(callModel({ provider: model$, signal: controller.signal }))).toBe('-a-u-(l|)', {
+        a: expect.objectContaining({ type: 'MessageStart' }),
+        u: expect.objectContaining({ type: 'MessageUpdate' }),
+        l: { ...rest, partial },
+      });
+      expectSubscriptions(stream.subscriptions).toBe('^----!');
+    });
+  });
+
+  it('a retry through a providerStream operator resumes where the failed attempt broke (the repeated prefix is not shown again)', () => {
+    const out: LoopOutput[] = [];
+    const hello: AssistantMessage = { ...partial, content: [{ type: 'text', text: 'Hello' }] };
+    const text = (delta: string, message: AssistantMessage): StreamEvent => ({ type: 'textDelta', contentIndex: 0, delta, partial: message });
+    const seen: string[] = [];
+    scheduler().run(({ cold, flush }) => {
+      const model$ = provider(
+        () => cold('-s-a-#', { s: parts.s!, a: text('Hel', partial) }, ProviderError.network('reset')),
+        () => cold('-s-b-c-d|', { s: parts.s!, b: text('He', partial), c: text('llo', hello), d: { type: 'done', message: { ...hello, stopReason: 'stop' } } }),
+      );
+      const stage = callModel({
+        provider: model$,
+        retry: { maxRetries: 1, initialDelayMs: 5, jitter: 0 },
+        providerStream: map((e) => (seen.push(e.type), e)),
+      });
+      cold('s|', { s: withRequest }).pipe(stage, tap((o) => out.push(o))).subscribe();
+      flush();
+    });
+    expect(seen).toEqual(['start', 'textDelta', 'start', 'textDelta', 'textDelta', 'done']);
+    const deltas = out.flatMap((o) => (o.type === 'MessageUpdate' ? [o.delta.delta] : []));
+    expect(deltas).toEqual(['Hel', 'lo']);
+    expect(out.map((o) => o.type)).toEqual(['MessageStart', 'MessageUpdate', 'RetryScheduled', 'MessageUpdate', 'MessageEnd', 'LoopState']);
   });
 });

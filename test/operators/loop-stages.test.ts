@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, map, Observable, type OperatorFunction, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { isLoopState, loopStages, loopState, repeatTurns, stateByState, type LoopOutput, type LoopStage, type LoopState } from '../../src/operators/index.js';
+import {
+  eventsOf, isLoopState, loopStage, loopStages, loopState, repeatTurns, stateByState, type LoopOutput, type LoopStage, type LoopState,
+} from '../../src/operators/index.js';
+
+/** Calls `then` 3 virtual ms after subscription (a cold marble's first value). */
+function setTimeoutVirtual(cold: (marbles: string) => Observable<unknown>, then: () => void): { unsubscribe(): void } {
+  return cold('---x').subscribe(() => then());
+}
 
 const scheduler = (): TestScheduler => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
 
@@ -27,6 +34,32 @@ describe('loopStages', () => {
       const s = loopState('L');
       expectObservable(cold('-s----|', { s }).pipe(loopStages(marker('a', 1), marker('b', 10)), names)).toBe('-(abc)|', { a: 'a', b: 'b', c: 's11' });
     });
+  });
+
+  it('a stage that throws after an asynchronous one fails the chain; the stages after it do not run', () => {
+    let reached = false;
+    scheduler().run(({ cold, expectObservable }) => {
+      const s = loopState('L');
+      const later = stateByState((state, out, done) => {
+        const timer = setTimeoutVirtual(cold, () => {
+          out.next({ ...state, turnIndex: 1 });
+          done();
+        });
+        return () => timer.unsubscribe();
+      });
+      const broken = loopStage(() => {
+        throw new Error('convertToLlm bug');
+      });
+      const after = loopStage((state) => ((reached = true), state));
+      expectObservable(cold('s', { s }).pipe(loopStages(later, broken, after))).toBe('---#', undefined, new Error('convertToLlm bug'));
+    });
+    expect(reached).toBe(false);
+  });
+
+  it('runs nested chains and a repetition: every stage\'s events in order, the states left out (eventsOf)', async () => {
+    const turn = loopStages(marker('t', 1), loopStages(marker('u')));
+    const out = await lastValueFrom(eventsOf(loopStages(marker('start'), repeatTurns(turn, { more: (s) => s.turnIndex < 2 }), marker('end')), loopState('L')).pipe(names, toArray()));
+    expect(out).toEqual(['start', 't', 'u', 't', 'u', 'end']);
   });
 
   it('with no stage hands the state on', () => {

@@ -150,7 +150,7 @@ describe('command channel', () => {
     await commands.abort();
     expect(received).toEqual(['steer:use metric', 'followUp:and then?', 'abort']);
     await expect(commands.send({ type: 'steer', text: '' })).rejects.toThrow(/HTTP 400: command "steer": field "text" must be a non-empty string/);
-    await expect(commands.send({ type: 'jump' } as never)).rejects.toThrow(/field "type" must be "steer", "followUp" or "abort", got "jump"/);
+    await expect(commands.send({ type: 'jump' } as never)).rejects.toThrow(/field "type" must be "steer", "followUp", "abort", "approve" or "cancelToolCall", got "jump"/);
     await expect(runCommands(`${server.url}/runs/other/commands`).abort()).rejects.toThrow(/HTTP 404/);
   });
 });

@@ -12,6 +12,9 @@ export interface RunControls {
   steer?(text: string): void;
   followUp?(text: string): void;
   abort?(): void;
+  /** May throw (an id that is not waiting): the client gets 409 with the message. */
+  approve?(toolCallId: string, decision: { approved: boolean; args?: Record<string, unknown>; reason?: string }): void;
+  cancelToolCall?(toolCallId: string, reason?: string): void;
 }
 
 /** The part of a BasicAgent {@link EventStreamHub.startAgent} uses. */
@@ -20,6 +23,8 @@ export interface SteerableAgent {
   steer(text: string): void;
   followUp(text: string): void;
   abort(): void;
+  approve?(toolCallId: string, decision: { approved: boolean; args?: Record<string, unknown>; reason?: string }): unknown;
+  cancelToolCall?(toolCallId: string, reason?: string): unknown;
 }
 
 export interface EventStreamHubOptions {
@@ -52,7 +57,8 @@ const MAX_COMMAND_BYTES = 64 * 1024;
  * into a bounded replay buffer ({@link RunLog}); every client gets its events from the start,
  * or — reconnecting with `Last-Event-ID` — exactly those after that id; an id that fell out of
  * the buffer gets a `phi-rx:error` frame (`ResumeGap`) and the response ends. Idle connections
- * get heartbeat comments. `POST {base}/{id}/commands` with `{ type: 'steer' | 'followUp', text }`
+ * get heartbeat comments. `POST {base}/{id}/commands` with `{ type: 'steer' | 'followUp', text }`,
+ * `{ type: 'approve', toolCallId, approved, args?, reason? }`, `{ type: 'cancelToolCall', toolCallId, reason? }`
  * or `{ type: 'abort' }` reaches the run's controls.
  *
  * @example
@@ -83,7 +89,10 @@ export class EventStreamHub {
 
   /** Prompts a BasicAgent and serves the run, with steer, follow-up and abort wired to the agent. */
   startAgent(agent: SteerableAgent, input: string, runId?: string): string {
-    return this.start(agent.prompt(input), { steer: (t) => agent.steer(t), followUp: (t) => agent.followUp(t), abort: () => agent.abort() }, runId);
+    const controls: RunControls = { steer: (t) => agent.steer(t), followUp: (t) => agent.followUp(t), abort: () => agent.abort() };
+    if (agent.approve) controls.approve = (id, decision) => void agent.approve!(id, decision);
+    if (agent.cancelToolCall) controls.cancelToolCall = (id, reason) => void agent.cancelToolCall!(id, reason);
+    return this.start(agent.prompt(input), controls, runId);
   }
 
   /** The recorded run, if there is one with this id. */
@@ -174,7 +183,11 @@ export class EventStreamHub {
     if (run.log.isOver) return sendJson(res, 409, { error: `run "${runId}" is over; ${command.type} has nothing to act on` });
     const apply = controlFor(run.controls, command);
     if (!apply) return sendJson(res, 400, { error: `run "${runId}" takes no ${command.type} commands` });
-    apply();
+    try {
+      apply();
+    } catch (e) {
+      return sendJson(res, 409, { error: (e as Error).message });
+    }
     sendJson(res, 202, { accepted: command.type, runId });
   }
 }
@@ -187,6 +200,12 @@ function controlFor(controls: RunControls, command: RunCommand): (() => void) | 
       return controls.followUp && (() => controls.followUp!(command.text));
     case 'abort':
       return controls.abort && (() => controls.abort!());
+    case 'approve': {
+      const { type: _t, toolCallId, ...decision } = command;
+      return controls.approve && (() => controls.approve!(toolCallId, decision));
+    }
+    case 'cancelToolCall':
+      return controls.cancelToolCall && (() => controls.cancelToolCall!(command.toolCallId, command.reason));
   }
 }
 

@@ -1,0 +1,193 @@
+import { asyncScheduler, concat, concatMap, EMPTY, filter, from, map, merge, mergeMap, Observable, of, type OperatorFunction, type SchedulerLike, take } from 'rxjs';
+import type { ToolCall } from '../types/content.js';
+import type { AgentEvent } from '../types/events.js';
+import type { HookResult } from '../types/hooks.js';
+import type { AnyTool } from '../types/tool.js';
+import { errorMessage } from '../types/errors.js';
+import { callHookSafely } from '../sources/hook-result.js';
+import { onAbort } from '../sources/cancellation.js';
+import { cancelledText, TOOL_TEXTS } from '../sources/tool-run.js';
+
+/** A person's (or a policy's) answer to a call waiting for approval. */
+export interface ApprovalDecision {
+  approved: boolean;
+  /** Run with these arguments instead (validated like the model's: bad ones become an error result naming the field). */
+  args?: Record<string, unknown>;
+  /** Why: a denial's reason is what the model reads in the error result. */
+  reason?: string;
+}
+
+/** An answer addressed to one call, as an `answers` stream carries it. */
+export interface ApprovalAnswer extends ApprovalDecision {
+  toolCallId: string;
+}
+
+/** What a call waiting for approval shows whoever decides (the ToolApprovalRequested event's fields). */
+export interface ApprovalRequest {
+  loopId: string;
+  toolCallId: string;
+  toolName: string;
+  args: Record<string, unknown>;
+}
+
+/**
+ * Human in the loop, as the loop's `approval` config. A call waits for approval when its tool
+ * says `needsApproval` or `needs(call, tool)` says so. The answer is the first of: `decide`'s
+ * (a value, Promise or Observable; `undefined` means "not mine, wait for `answers`"), an answer
+ * for the call's id on `answers`, or the end of the wait (abort, a cancelled call).
+ */
+export interface ToolApprovalConfig {
+  /** Calls that wait for approval beyond those whose tool says `needsApproval`. */
+  needs?(call: ToolCall, tool: AnyTool | undefined): boolean;
+  /** Decides a request. A throw (or a failed Promise / Observable) denies the call and is reported as HookError. */
+  decide?(request: ApprovalRequest): HookResult<ApprovalDecision | void>;
+  /** Answers as they come (a UI's clicks): the first for a waiting call's id decides it; others are ignored. */
+  answers?: Observable<ApprovalAnswer>;
+}
+
+/** How a wait for approval ended: approved (with the arguments to run), denied, aborted or cancelled. */
+export type ApprovalVerdict =
+  | { type: 'ApprovalVerdict'; call: ToolCall; outcome: 'approved'; args: Record<string, unknown>; reason?: string }
+  | { type: 'ApprovalVerdict'; call: ToolCall; outcome: 'denied' | 'aborted' | 'cancelled'; reason?: string };
+
+export interface RequestApprovalOptions extends ToolApprovalConfig {
+  loopId: string;
+  scheduler?: SchedulerLike;
+  now?(): number;
+  /** The run's signal: an abort ends every wait (`aborted`). */
+  signal?: AbortSignal;
+  /** A call's cancellations (its id's, with the reason): one ends its wait (`cancelled`). */
+  cancelOf?(toolCallId: string): Observable<string | undefined>;
+}
+
+export const isApprovalVerdict = (value: AgentEvent | ApprovalVerdict): value is ApprovalVerdict => value.type === 'ApprovalVerdict';
+
+/**
+ * Asks for approval of each call and waits for the answer, calls independently of each other:
+ * emits ToolApprovalRequested, then (when decided) ToolApprovalResolved and the verdict for the
+ * dispatcher. The answer sources are subscribed before the request is announced, so an answer
+ * given from an event handler of ToolApprovalRequested is never missed. A wait ends with the run's
+ * abort (`aborted`) or the call's cancellation (`cancelled`) too, so no wait outlives its run.
+ *
+ * ```
+ * calls:    a-b|
+ * answers:  -z---b---a         z: for another id (ignored), b: b denied, a: a approved
+ * requestApproval({ loopId, answers })
+ * output:   V-V--(vD)(vA|)     V: Requested, v: Resolved, D / A: the verdicts
+ * ```
+ *
+ * @example
+ * from(calls).pipe(requestApproval({ loopId, decide: (r) => ({ approved: r.toolName !== 'rm' }) }))
+ *   .subscribe((out) => isApprovalVerdict(out) && console.log(out.call.id, out.outcome));
+ */
+export function requestApproval(options: RequestApprovalOptions): OperatorFunction<ToolCall, AgentEvent | ApprovalVerdict> {
+  const now = options.now ?? (() => (options.scheduler ?? asyncScheduler).now());
+  return mergeMap((call) => awaitDecision(call, options, now));
+}
+
+/** Whether a call must wait: the tool's `needsApproval`, then the config's `needs`. A predicate that throws says yes. */
+export function needsApproval(call: ToolCall, tool: AnyTool | undefined, config: ToolApprovalConfig | undefined, onError: (e: unknown) => void): boolean {
+  try {
+    const own = tool?.needsApproval;
+    if (own === true || (typeof own === 'function' && own(call.arguments, call))) return true;
+    return config?.needs?.(call, tool) === true;
+  } catch (e) {
+    onError(e);
+    return true;
+  }
+}
+
+function awaitDecision(call: ToolCall, o: RequestApprovalOptions, now: () => number): Observable<AgentEvent | ApprovalVerdict> {
+  return new Observable<AgentEvent | ApprovalVerdict>((subscriber) => {
+    const request: ApprovalRequest = { loopId: o.loopId, toolCallId: call.id, toolName: call.name, args: call.arguments };
+    const hookErrors: AgentEvent[] = [];
+    const decide = o.decide;
+    let decisionFailed: string | undefined;
+    const decided$ = decide
+      ? callHookSafely<ApprovalDecision | undefined>(() => decide(request), undefined, (e) => {
+          hookErrors.push({ type: 'HookError', loopId: o.loopId, hook: 'approval.decide', message: errorMessage(e), timestamp: now() });
+          decisionFailed = errorMessage(e);
+        }).pipe(
+          map((d) => (decisionFailed !== undefined ? { approved: false, reason: `the approval function failed: ${decisionFailed}` } : d)),
+          filter((d): d is ApprovalDecision => d !== undefined),
+        )
+      : EMPTY;
+    const answered$ = o.answers ? o.answers.pipe(filter((a) => a.toolCallId === call.id)) : EMPTY;
+    const aborted$ = o.signal
+      ? new Observable<ApprovalVerdict>((sub) => onAbort(o.signal!, () => sub.next({ type: 'ApprovalVerdict', call, outcome: 'aborted', reason: 'the run was aborted' })))
+      : EMPTY;
+    const cancelled$ = o.cancelOf
+      ? o.cancelOf(call.id).pipe(map((reason): ApprovalVerdict => ({ type: 'ApprovalVerdict', call, outcome: 'cancelled', ...(reason ? { reason } : {}) })))
+      : EMPTY;
+    let announced = false;
+    let early: ApprovalVerdict | undefined;
+    const settle = (verdict: ApprovalVerdict): void => {
+      for (const e of hookErrors.splice(0)) subscriber.next(e);
+      subscriber.next(resolvedEvent(o.loopId, verdict, now()));
+      subscriber.next(verdict);
+      subscriber.complete();
+    };
+    const verdict$ = merge(aborted$, cancelled$, merge(decided$, answered$).pipe(map((d) => verdictOf(call, d)))).pipe(take(1));
+    const subscription = verdict$.subscribe((verdict) => (announced ? settle(verdict) : (early = verdict)));
+    if (o.signal?.aborted && !early) early = { type: 'ApprovalVerdict', call, outcome: 'aborted', reason: 'the run was aborted' };
+    announced = true;
+    subscriber.next({ type: 'ToolApprovalRequested', loopId: o.loopId, toolCallId: call.id, toolName: call.name, args: call.arguments, timestamp: now() });
+    if (early) settle(early);
+    return subscription;
+  });
+}
+
+function verdictOf(call: ToolCall, d: ApprovalDecision): ApprovalVerdict {
+  if (d.approved === true) return { type: 'ApprovalVerdict', call, outcome: 'approved', args: d.args ?? call.arguments, ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+  return { type: 'ApprovalVerdict', call, outcome: 'denied', ...(d.reason !== undefined ? { reason: d.reason } : {}) };
+}
+
+function resolvedEvent(loopId: string, v: ApprovalVerdict, timestamp: number): AgentEvent {
+  const approved = v.outcome === 'approved';
+  const reason = v.outcome === 'approved' || v.outcome === 'denied' ? v.reason : `${v.outcome}${v.reason ? `: ${v.reason}` : ''}`;
+  return {
+    type: 'ToolApprovalResolved',
+    loopId,
+    toolCallId: v.call.id,
+    toolName: v.call.name,
+    approved,
+    ...(v.outcome === 'approved' && v.args !== v.call.arguments ? { args: v.args } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+    timestamp,
+  };
+}
+
+/** The text of a denied call's error result, which the model reads. */
+export function deniedText(toolName: string, reason: string | undefined): string {
+  return `Tool call "${toolName}" was denied${reason ? `: ${reason}` : '.'}`;
+}
+
+/**
+ * Dispatch's approval step for one call: `undefined` when the call needs no approval, else the
+ * request, the answer, and then `run` with the approved arguments or `end` with the error text
+ * the model reads (denied, aborted, cancelled). A `needsApproval` predicate that throws is
+ * reported as HookError and the call waits for approval.
+ */
+export function approvalGate(
+  call: ToolCall,
+  tool: AnyTool | undefined,
+  options: RequestApprovalOptions,
+  next: { run(args: Record<string, unknown>): Observable<AgentEvent>; end(text: string): Observable<AgentEvent> },
+): Observable<AgentEvent> | undefined {
+  const now = options.now ?? (() => (options.scheduler ?? asyncScheduler).now());
+  const errors: AgentEvent[] = [];
+  const onError = (e: unknown) => errors.push({ type: 'HookError', loopId: options.loopId, hook: 'needsApproval', message: errorMessage(e), timestamp: now() });
+  if (!needsApproval(call, tool, options, onError)) return undefined;
+  return concat(
+    from(errors),
+    of(call).pipe(
+      requestApproval(options),
+      concatMap((out) => {
+        if (!isApprovalVerdict(out)) return of(out);
+        if (out.outcome === 'approved') return next.run(out.args);
+        if (out.outcome === 'denied') return next.end(deniedText(call.name, out.reason));
+        return next.end(out.outcome === 'aborted' ? TOOL_TEXTS.aborted : cancelledText(out.reason));
+      }),
+    ),
+  );
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { TestScheduler } from 'rxjs/testing';
+import { admitPrompts, endRun, loopState, startRun, type LoopState } from '../../src/operators/index.js';
+import { InputVerdict, type InputFilter } from '../../src/types/hooks.js';
+import { emptyAssistant, textOf, userMessage, type AgentMessage } from '../../src/types/message.js';
+import { Usage } from '../../src/types/usage.js';
+
+const scheduler = (): TestScheduler => new TestScheduler((actual, expected) => expect(actual).toEqual(expected));
+const history = [userMessage('earlier', 0)];
+const noSecrets: InputFilter = (m) => (m.role === 'user' && textOf(m).includes('password') ? InputVerdict.reject('no secrets') : InputVerdict.pass());
+
+describe('startRun', () => {
+  const ids = { agentId: 'A', sessionId: 'S' };
+
+  it('emits AgentStart (with what it is given), then the state; a throwing beforeLoop is reported after AgentStart', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const s = loopState('L', history);
+      const broken = (): boolean => {
+        throw new Error('hook bug');
+      };
+      expectObservable(cold('-s----|', { s }).pipe(startRun({ ...ids, parentLoopId: 'P', metadata: { user: 7 }, beforeLoop: broken }))).toBe('-(ahs)|', {
+        a: { type: 'AgentStart', agentId: 'A', sessionId: 'S', loopId: 'L', parentLoopId: 'P', timestamp: 1, metadata: { user: 7 } },
+        h: { type: 'HookError', loopId: 'L', hook: 'beforeLoop', message: 'hook bug', timestamp: 1 },
+        s,
+      });
+    });
+  });
+
+  it('a veto emits nothing and ends the run as userStop; the hook sees the context and loop index 0; it may answer later', () => {
+    const asked: Array<[readonly AgentMessage[], number]> = [];
+    scheduler().run(({ cold, expectObservable }) => {
+      const s = loopState('L', history);
+      const veto = (messages: readonly AgentMessage[], index: number): ReturnType<typeof cold<boolean>> => {
+        asked.push([messages, index]);
+        return cold('--(f|)', { f: false });
+      };
+      expectObservable(cold('s|', { s }).pipe(startRun({ ...ids, beforeLoop: veto }))).toBe('--(v|)', { v: { ...s, ended: 'userStop' } });
+    });
+    expect(asked).toEqual([[history, 0]]);
+  });
+});
+
+describe('admitPrompts', () => {
+  const a = userMessage('a', 1);
+  const x = userMessage('my password', 2);
+
+  it('appends the prompts to pending, with no filters at once', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const s = loopState('L', history);
+      expectObservable(cold('-s|', { s }).pipe(admitPrompts([a]))).toBe('-p|', { p: { ...s, pending: [a] } });
+    });
+  });
+
+  it('a refused prompt refuses them all: InputRejected, and the run ends with the rejection', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const s = loopState('L', history);
+      expectObservable(cold('-s---|', { s }).pipe(admitPrompts([a, x], { filters: [noSecrets] }))).toBe('-(rp)|', {
+        r: { type: 'InputRejected', loopId: 'L', reason: 'no secrets', timestamp: 1 },
+        p: { ...s, ended: 'stop', rejection: 'no secrets' },
+      });
+    });
+  });
+});
+
+describe('endRun', () => {
+  const answer = { ...emptyAssistant('m', 'p', 2), stopReason: 'length' as const };
+  const usage = { ...Usage.empty(), input: 10, output: 5, totalTokens: 15 };
+
+  it('emits AgentEnd with the new messages, the usage and the way the run ended, then calls afterLoop', () => {
+    const seen: Array<[readonly AgentMessage[], Usage]> = [];
+    scheduler().run(({ cold, expectObservable }) => {
+      const s: LoopState = { ...loopState('L', history), newMessages: [answer], usage, lastStopReason: 'length' };
+      const t: LoopState = { ...s, ended: 'maxTurns', rejection: 'why' };
+      const after = (messages: readonly AgentMessage[], u: Usage): void => void seen.push([messages, u]);
+      expectObservable(cold('-s-----t-----|', { s, t }).pipe(endRun({ afterLoop: after }))).toBe('-(es)--(fu)--|', {
+        e: { type: 'AgentEnd', loopId: 'L', messages: [answer], usage, timestamp: 1, stopReason: 'length' },
+        s,
+        f: { type: 'AgentEnd', loopId: 'L', messages: [answer], usage, timestamp: 7, stopReason: 'maxTurns', rejection: 'why' },
+        u: t,
+      });
+    });
+    expect(seen).toEqual([[[answer], usage], [[answer], usage]]);
+  });
+
+  it('an aborted signal makes it aborted; a failing afterLoop is a HookError after AgentEnd', () => {
+    const controller = new AbortController();
+    controller.abort();
+    scheduler().run(({ cold, expectObservable }) => {
+      const s: LoopState = loopState('L', history);
+      expectObservable(cold('-s----|', { s }).pipe(endRun({ signal: controller.signal, afterLoop: () => { throw new Error('store down'); } }))).toBe('-(ehs)|', {
+        e: { type: 'AgentEnd', loopId: 'L', messages: [], usage: Usage.empty(), timestamp: 1, stopReason: 'aborted' },
+        h: { type: 'HookError', loopId: 'L', hook: 'afterLoop', message: 'store down', timestamp: 1 },
+        s,
+      });
+    });
+  });
+});
