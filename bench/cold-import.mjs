@@ -2,7 +2,7 @@
 //
 //   node bench/cold-import.mjs [--samples 15] [--no-build] [--json] [--baseline <git-ref>] [--only phi-rx,rxjs]
 //
-// Builds the package as published (`npm run build`, tsc to dist/), then for each entry point starts
+// Builds the package as published (`npm run build`: the esbuild bundle in dist/), then for each entry point starts
 // a fresh `node` process per sample that resolves the entry through the package's own `exports`
 // (self-reference, as an app's `import 'phi-rx'` would), times `await import(...)` with
 // performance.now(), and prints the time. Reported: the median and min/max of the samples, and the
@@ -26,8 +26,11 @@ if (!Number.isInteger(samples) || samples < 10) throw new Error('--samples must 
 const baselineRef = option('--baseline');
 const log = (line) => process.stderr.write(`${line}\n`);
 
-// rxjs and zod (the peers every phi-rx app has) are measured alone too: the floor under the root.
-export const ENTRIES = ['rxjs', 'zod', 'phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/session', 'phi-rx/tools', 'phi-rx/mcp', 'phi-rx/openapi'];
+// rxjs (the peer every phi-rx app has) is measured alone too: the floor under the root. zod, an
+// optional peer no entry loads, can be measured with `--only zod`. An entry `X after A+B` imports A
+// and B first, untimed, then times `import X`: the root's own code, its packages already loaded.
+export const ROOT_DEPS = ['rxjs', '@cfworker/json-schema'];
+export const ENTRIES = ['rxjs', 'phi-rx', `phi-rx after ${ROOT_DEPS.join('+')}`, 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/session', 'phi-rx/tools', 'phi-rx/mcp', 'phi-rx/openapi'];
 const only = option('--only')?.split(',');
 const entries = only ?? ENTRIES;
 
@@ -52,9 +55,16 @@ function prepareBaseline(ref) {
   return dir;
 }
 
+/** `X after A+B` → { specifier: X, before: [A, B] }. */
+const parseEntry = (entry) => {
+  const [specifier, after] = entry.split(' after ');
+  return { specifier, before: after ? after.split('+') : [] };
+};
+
 /** One fresh process in `cwd`: the wall and CPU ms `await import(entry)` took. */
 function sample(entry, cwd) {
-  const code = `const c = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(entry)}); const wall = performance.now() - t; const cpu = process.cpuUsage(c); process.stdout.write(wall + ' ' + (cpu.user + cpu.system) / 1000);`;
+  const { specifier, before } = parseEntry(entry);
+  const code = `${before.map((b) => `await import(${JSON.stringify(b)});`).join(' ')} const c = process.cpuUsage(); const t = performance.now(); await import(${JSON.stringify(specifier)}); const wall = performance.now() - t; const cpu = process.cpuUsage(c); process.stdout.write(wall + ' ' + (cpu.user + cpu.system) / 1000);`;
   const [wall, cpu] = execFileSync(process.execPath, ['--input-type=module', '-e', code], { cwd, encoding: 'utf8' }).split(' ').map(Number);
   return { wall, cpu };
 }
@@ -69,7 +79,11 @@ const summary = (times) => {
 };
 
 const baselineDir = baselineRef ? prepareBaseline(baselineRef) : undefined;
-const isOwn = (entry) => entry === 'phi-rx' || entry.startsWith('phi-rx/');
+const isOwn = (entry) => /^phi-rx(\/| |$)/.test(entry);
+const label = (entry) => {
+  const { specifier, before } = parseEntry(entry);
+  return `\`import '${specifier}'\`${before.length ? ` after ${before.join(', ')}` : ''}`;
+};
 
 const rows = entries.map((entry) => {
   const sides = baselineDir && isOwn(entry) ? [root, baselineDir] : [root];
@@ -91,10 +105,10 @@ if (argv.includes('--json')) {
     const before = r.baseline ? ms(r.baseline.median) : '';
     const ratio = r.baseline ? `${(r.median / r.baseline.median).toFixed(2)}×` : '';
     const cpuBefore = r.baseline ? ms(r.baseline.cpuMedian) : '';
-    process.stdout.write(`| \`import '${r.entry}'\` | ${before} | ${ms(r.median)} | ${ratio} | ${ms(r.min)}–${ms(r.max)} | ${cpuBefore} | ${ms(r.cpuMedian)} |\n`);
+    process.stdout.write(`| ${label(r.entry)} | ${before} | ${ms(r.median)} | ${ratio} | ${ms(r.min)}–${ms(r.max)} | ${cpuBefore} | ${ms(r.cpuMedian)} |\n`);
   }
 } else {
   process.stdout.write(`Cold import, Node ${process.version}, ${samples} fresh processes each (ms)\n\n`);
   process.stdout.write('| entry | median | min | max | CPU median |\n|---|---:|---:|---:|---:|\n');
-  for (const r of rows) process.stdout.write(`| \`import '${r.entry}'\` | ${ms(r.median)} | ${ms(r.min)} | ${ms(r.max)} | ${ms(r.cpuMedian)} |\n`);
+  for (const r of rows) process.stdout.write(`| ${label(r.entry)} | ${ms(r.median)} | ${ms(r.min)} | ${ms(r.max)} | ${ms(r.cpuMedian)} |\n`);
 }

@@ -30,6 +30,6 @@ export type { PendingApproval } from './agent/run-controls.js';
 export { cancelledText } from './sources/tool-run.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';
-export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-b.js';
+export { openaiResponses, google, googleVertex, bedrock } from './sources/providers/models-responses-gemini-bedrock.js';
 export * from './sources/providers/model-ids.js';
 export * from './view/index.js';

@@ -43,7 +43,7 @@ export function sessionsDir(flag: string | undefined, env: Io['env']): string {
 export async function runCommand(flags: RunFlags, io: Io): Promise<number> {
   const setup = await agentFor(flags, io);
   const { agent } = setup;
-  const renderer = new TerminalRenderer(io.stdout, { tty: Boolean(io.stdout.isTTY) && !flags.json, model: agent.model });
+  const renderer = new TerminalRenderer(io.stdout, { tty: Boolean(io.stdout.isTTY) && !flags.json, model: agent.model, ...(setup.models ? { models: setup.models } : {}) });
   const recorder = new SessionRecorder();
   // Stays installed to the end: a second Ctrl-C also cuts short a slow shutdown (a tool's child process ignoring SIGTERM).
   io.onInterrupt(interruptHandler({ abort: () => agent.abort(), exit: () => io.exit(130), notice: (text) => io.stderr.write(`\n${text}\n`) }));
@@ -77,6 +77,8 @@ export async function runCommand(flags: RunFlags, io: Io): Promise<number> {
 
 interface AgentSetup {
   agent: BasicAgent;
+  /** The config's model and fallback models, when it names fallbacks. */
+  models?: readonly ModelConfig[];
   close(): Promise<void>;
 }
 
@@ -92,7 +94,7 @@ async function agentFor(flags: RunFlags, io: Io): Promise<AgentSetup> {
     const configured: ConfiguredAgent = await createAgentFromConfig(flags.config, { env: io.env, ...(provider ? { provider } : {}) });
     // The scripted demo calls its own tool.
     if (scripted && !flags.script && !configured.agent.toolList.some((t) => t.name === countWordsTool.name)) configured.agent.withTools(countWordsTool);
-    return { agent: configured.agent, close: configured.close };
+    return { agent: configured.agent, ...(configured.models.length > 1 ? { models: configured.models } : {}), close: configured.close };
   }
   const model = flags.script ? undefined : modelFromEnv(io.env);
   if (model) return { agent: new BasicAgent({ model }), close: async () => undefined };

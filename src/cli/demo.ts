@@ -1,9 +1,10 @@
 import { readFile } from 'node:fs/promises';
 import { interval, map, take, concat, of, type Observable } from 'rxjs';
-import { z } from 'zod';
+import { argsSchema } from '../tools/args-schema.js';
 import { defineTool } from '../tools/define-tool.js';
 import { scriptedProvider, type ScriptedProvider, type ScriptedTurn, type ScriptStep } from '../testing/scripted-provider.js';
-import { ProviderError, type ProviderErrorKind } from '../types/errors.js';
+import { ProviderError } from '../types/errors.js';
+import { arrayOf, number, object, oneOf, optional, recordOf, runCheck, string, unknown } from '../types/json-check.js';
 import { textOf, type ToolResultMessage } from '../types/message.js';
 import { toolProgress, type ToolEmission } from '../types/tool.js';
 
@@ -11,7 +12,7 @@ import { toolProgress, type ToolEmission } from '../types/tool.js';
 export const countWordsTool = defineTool({
   name: 'count_words',
   description: 'Counts the words of a text',
-  parameters: z.object({ text: z.string() }),
+  parameters: argsSchema<{ text: string }>({ type: 'object', properties: { text: { type: 'string' } }, required: ['text'], additionalProperties: false }),
   execute: ({ text }): Observable<ToolEmission | string> => {
     const words = text.split(/\s+/).filter(Boolean);
     const steps = Math.max(1, Math.min(words.length, 5));
@@ -34,29 +35,30 @@ export function demoProvider(prompt: string): ScriptedProvider {
   ]);
 }
 
-const ScriptFile = z.array(
-  z.strictObject({
-    text: z.string().optional(),
-    thinking: z.string().optional(),
-    toolCalls: z.array(z.strictObject({ name: z.string(), arguments: z.record(z.string(), z.unknown()).optional(), id: z.string().optional() })).optional(),
-    usage: z.strictObject({ input: z.number().optional(), output: z.number().optional() }).optional(),
-    error: z.strictObject({ kind: z.enum(['rateLimited', 'network', 'auth', 'api', 'contextOverflow', 'other']), message: z.string() }).optional(),
-    delay: z.number().optional(),
-    chunkDelay: z.number().optional(),
-  }),
+/** A `--script` file: an array of turns, each as a ScriptedTurn spells it (an error as `{ kind, message }`). */
+const ScriptFile = arrayOf(
+  object(
+    {
+      text: optional(string),
+      thinking: optional(string),
+      toolCalls: optional(arrayOf(object({ name: string, arguments: optional(recordOf(unknown)), id: optional(string) }, 'strict'))),
+      usage: optional(object({ input: optional(number), output: optional(number) }, 'strict')),
+      error: optional(object({ kind: oneOf(['rateLimited', 'network', 'auth', 'api', 'contextOverflow', 'other'] as const), message: string }, 'strict')),
+      delay: optional(number),
+      chunkDelay: optional(number),
+    },
+    'strict',
+  ),
 );
 
 /** A scripted provider from a JSON file of turns (`--script`): demos and tests of the CLI itself. */
 export async function scriptFromFile(file: string): Promise<ScriptedProvider> {
-  const parsed = ScriptFile.safeParse(JSON.parse(await readFile(file, 'utf8')));
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(`${file}: ${issue.path.join('.') || '(root)'}: ${issue.message}`);
-  }
+  const checked = runCheck(ScriptFile, JSON.parse(await readFile(file, 'utf8')), 'turns');
+  if (!checked.ok) throw new Error(`${file}: ${checked.message}`);
   return scriptedProvider(
-    parsed.data.map(({ error, ...turn }): ScriptedTurn => ({
+    checked.value.map(({ error, ...turn }): ScriptedTurn => ({
       ...(turn as ScriptedTurn),
-      ...(error ? { error: new ProviderError(error.kind as ProviderErrorKind, error.message) } : {}),
+      ...(error ? { error: new ProviderError(error.kind, error.message) } : {}),
     })),
   );
 }

@@ -14,6 +14,8 @@ export interface RendererOptions {
   tty: boolean;
   /** For the cost line. */
   model?: ModelConfig;
+  /** A fallback chain (`models`): each answer is priced by the model that wrote it, `model`'s price otherwise. */
+  models?: readonly ModelConfig[];
 }
 
 interface RunningTool {
@@ -129,7 +131,8 @@ export class TerminalRenderer {
     this.close();
     this.endLine();
     const turns = e.messages.filter((m) => m.role === 'assistant').length;
-    const cost = this.options.model?.cost ? ` · $${Usage.estimatedCost(e.usage, this.options.model.cost).toFixed(4)}` : '';
+    const dollars = costOf(e, this.options);
+    const cost = dollars !== undefined ? ` · $${dollars.toFixed(4)}` : '';
     const how = e.stopReason === 'aborted' ? this.paint('33', '■ aborted') : e.stopReason === 'error' ? this.paint('31', '✗ error') : `● ${e.stopReason}`;
     this.line(`${how} · ${turns} turn${turns === 1 ? '' : 's'} · ${e.usage.input} in / ${e.usage.output} out tokens${cost}`);
   }
@@ -183,4 +186,20 @@ function summary(args: Record<string, unknown>): string {
 
 function firstLine(text: string): string {
   return text.split('\n')[0] ?? '';
+}
+
+/** The run's cost: the whole usage at `model`'s price, or with a chain each answer at its own model's price. */
+function costOf(e: EventOf<'AgentEnd'>, options: RendererOptions): number | undefined {
+  const chain = options.models;
+  if (!chain || chain.length === 0) return options.model?.cost ? Usage.estimatedCost(e.usage, options.model.cost) : undefined;
+  let total = 0;
+  let priced = false;
+  for (const m of e.messages) {
+    if (m.role !== 'assistant') continue;
+    const price = chain.find((c) => c.provider === m.provider && c.id === m.model)?.cost ?? options.model?.cost;
+    if (!price) continue;
+    priced = true;
+    total += Usage.estimatedCost(m.usage, price);
+  }
+  return priced ? total : undefined;
 }

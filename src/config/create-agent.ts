@@ -24,6 +24,8 @@ export interface ConfiguredAgent {
   /** `name` from the file, if any. */
   name: string | undefined;
   loaded: LoadedAgentConfig;
+  /** The model, then the fallback models, as the agent runs them (for pricing each answer by its model). */
+  models: readonly ModelConfig[];
   /** Closes the MCP connections the config opened. */
   close(): Promise<void>;
 }
@@ -89,7 +91,7 @@ export async function createAgentFromConfig(file: string, options: CreateAgentOp
     await close();
     throw e;
   }
-  return { agent, name: config.name, loaded, close };
+  return { agent, name: config.name, loaded, models: [model, ...fallbacks], close };
 }
 
 function modelOf(section: AgentFile['model']): ModelConfig {

@@ -1,9 +1,12 @@
 /**
- * The package as a user gets it: `npm pack`, the tarball installed into an empty project (no
- * devDependencies, no optional peers), every subpath imported as ESM and required from CommonJS,
- * and a consumer file type-checked under --strict against the shipped .d.ts files (the MCP SDK
- * not installed: phi-rx's types spell out the few MCP shapes they mention).
- * Needs the npm registry (or a warm npm cache) for phi-rx's own dependencies.
+ * The package as a user gets it: `npm run build` (the esbuild bundle and tsc's .d.ts files), `npm
+ * pack`, the tarball installed into an empty project (no devDependencies, no optional peers: rxjs is
+ * the one peer npm installs), every subpath imported as ESM and required from CommonJS, the
+ * browser-safe entries checked to load no Node built-in and no Node-only code from the bundle's
+ * chunks, and a consumer file type-checked under --strict against the shipped .d.ts files (with zod,
+ * which the user installs for their own schemas; the MCP SDK not installed: phi-rx's types spell out
+ * the few MCP shapes they mention).
+ * Needs the npm registry (or a warm npm cache) for phi-rx's own dependencies and zod.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
@@ -15,13 +18,21 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const pkg = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as { exports: Record<string, unknown>; version: string };
+const pkg = JSON.parse(await readFile(path.join(repoRoot, 'package.json'), 'utf8')) as {
+  exports: Record<string, { import?: string }>;
+  version: string;
+  peerDependencies: Record<string, string>;
+};
 const ALL_SUBPATHS = Object.keys(pkg.exports).filter((s) => s !== './package.json').map((s) => (s === '.' ? 'phi-rx' : `phi-rx/${s.slice(2)}`));
 /** Subpaths that are bindings to an optional peer and import it at load: without the peer they cannot load. */
 const NEEDS_PEER_AT_IMPORT: Record<string, string> = { 'phi-rx/otel': '@opentelemetry/api' };
 const SUBPATHS = ALL_SUBPATHS.filter((s) => !(s in NEEDS_PEER_AT_IMPORT));
 /** The core install's ceiling (issue 14): phi-rx and what npm brings with it into an empty project. */
 const MAX_CORE_PACKAGES = 10;
+/** The entries that must run in a browser: they load no Node built-in (README, "Runs anywhere JavaScript runs"). */
+const BROWSER_SAFE = ['phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/transport'];
+/** The Node-only subpaths, whose code must stay out of what the browser-safe entries load. */
+const NODE_ONLY = ['phi-rx/node', 'phi-rx/transport/node', 'phi-rx/postgres', 'phi-rx/redis', 'phi-rx/mcp', 'phi-rx/openapi', 'phi-rx/config', 'phi-rx/otel'];
 
 let work: string;
 let app: string;
@@ -33,8 +44,8 @@ const nodeIn = (cwd: string, args: string[]) => run(process.execPath, args, { cw
 beforeAll(async () => {
   work = await mkdtemp(path.join(tmpdir(), 'phi-rx-consumer-'));
   app = path.join(work, 'app');
-  // The package as published: compiled by the build config into dist/, packed by npm.
-  await run(process.execPath, [path.join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: repoRoot, timeout: 180_000 });
+  // The package as published: built by `npm run build` into dist/, packed by npm.
+  await run(process.execPath, [path.join(repoRoot, 'scripts/build.mjs')], { cwd: repoRoot, timeout: 240_000 });
   const { stdout } = await npm(['pack', '--json', '--pack-destination', work], repoRoot);
   tarball = path.join(work, (JSON.parse(stdout) as Array<{ filename: string }>)[0]!.filename);
   await run('mkdir', ['-p', app]);
@@ -77,12 +88,20 @@ describe('the packed package in an empty project', () => {
     expect(files.some((f) => f.startsWith('src/') || f.startsWith('test/'))).toBe(false);
     const maps = files.filter((f) => f.endsWith('.js.map'));
     expect(maps.length).toBeGreaterThan(0);
-    const map = JSON.parse(await readFile(path.join(app, 'node_modules/phi-rx', maps[0]!), 'utf8')) as { sourcesContent?: string[] };
-    expect(map.sourcesContent?.[0]?.length).toBeGreaterThan(0);
+    // Every map carries the sources it names (src/ is not shipped); a chunk that only re-exports names none.
+    let sources = 0;
+    for (const file of maps) {
+      const map = JSON.parse(await readFile(path.join(app, 'node_modules/phi-rx', file), 'utf8')) as { sources: string[]; sourcesContent?: string[] };
+      expect(map.sourcesContent?.length ?? 0, file).toBe(map.sources.length);
+      expect(map.sourcesContent?.filter((c) => !c), file).toEqual([]);
+      sources += map.sources.length;
+    }
+    expect(sources).toBeGreaterThan(50);
 
     const installed = await installedPackages(app);
     expect(installed).toContain('phi-rx');
-    expect(installed).toEqual(expect.arrayContaining(['rxjs', 'zod']));
+    expect(installed).toContain('rxjs');
+    expect(installed, 'zod is an optional peer: the user installs it for their own schemas').not.toContain('zod');
     expect(installed).not.toContain('@modelcontextprotocol/sdk');
     expect(installed).not.toContain('@apidevtools/swagger-parser');
     expect(installed.length, installed.join(', ')).toBeLessThanOrEqual(MAX_CORE_PACKAGES);
@@ -128,7 +147,67 @@ describe('the packed package in an empty project', () => {
     ]);
   });
 
+  it('every subpath has its types at the path `exports` names', async () => {
+    const missing: string[] = [];
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      if (subpath === './package.json') continue;
+      const types = (target as { types?: string }).types;
+      const found = types && (await readFile(path.join(app, 'node_modules/phi-rx', types), 'utf8').catch(() => undefined));
+      if (!found?.includes('export')) missing.push(`${subpath}: ${types}`);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it('the browser-safe entries load no Node built-in and none of the Node-only subpaths\' code', async () => {
+    // A resolve hook records every module the import resolves: Node built-ins and phi-rx's own files.
+    const hook = `import { writeSync } from 'node:fs';
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (resolved.url.startsWith('node:') || resolved.url.includes('/node_modules/phi-rx/')) writeSync(1, resolved.url + '\\n');
+  return resolved;
+}`;
+    await writeFile(path.join(app, 'record-loads.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hook)}`)});\n`);
+    const loads = async (specifier: string) => {
+      const { stdout } = await nodeIn(app, ['--import', './record-loads.mjs', '--input-type=module', '-e', `await import(${JSON.stringify(specifier)});`]);
+      const urls = [...new Set(stdout.trim().split('\n'))];
+      return {
+        builtins: urls.filter((u) => u.startsWith('node:')),
+        files: urls.filter((u) => u.includes('/node_modules/phi-rx/')).map((u) => u.slice(u.indexOf('/node_modules/phi-rx/') + '/node_modules/phi-rx/'.length)),
+      };
+    };
+    const nodeOnlyFiles = NODE_ONLY.map((s) => pkg.exports[`./${s.slice('phi-rx/'.length)}`]!.import!.slice(2));
+    for (const specifier of BROWSER_SAFE) {
+      const { builtins, files } = await loads(specifier);
+      expect(builtins, `Node built-ins loaded by import '${specifier}'`).toEqual([]);
+      expect(files.filter((f) => nodeOnlyFiles.includes(f)), specifier).toEqual([]);
+      expect(files.every((f) => f.startsWith('dist/')), files.join(', ')).toBe(true);
+      // A bundle: a few chunks, not one file per source module (the root was 95 files before).
+      expect(files.length, `files loaded by import '${specifier}': ${files.join(', ')}`).toBeLessThanOrEqual(20);
+    }
+    // The hook sees built-ins when they are loaded: a Node-only subpath's are reported.
+    expect((await loads('phi-rx/node')).builtins).toContain('node:child_process');
+    expect((await loads('phi-rx/session')).builtins).toContain('node:fs/promises');
+  }, 120_000);
+
+  it("BasicAgent's MCP and OpenAPI methods load their subpath's code from the bundle, and name the missing peer", async () => {
+    const script = `
+      import { BasicAgent } from 'phi-rx';
+      import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
+      const agent = new BasicAgent({ model: scriptedModel(), provider: scriptedProvider([]) });
+      const spec = { openapi: '3.0.0', info: { title: 't', version: '1' }, paths: {} };
+      for (const attempt of [() => agent.withMcpServerStdio({ command: 'unused' }), () => agent.withOpenApiSpec(spec)]) {
+        try { await attempt(); console.log('resolved'); } catch (e) { console.log(e.name + ': ' + e.message); }
+      }`;
+    const { stdout } = await nodeIn(app, ['--input-type=module', '-e', script]);
+    expect(stdout.trim().split('\n')).toEqual([
+      'MissingPeerDependencyError: phi-rx/mcp needs the package @modelcontextprotocol/sdk, which is not installed. Install it with: npm install @modelcontextprotocol/sdk',
+      'MissingPeerDependencyError: phi-rx/openapi needs the package @apidevtools/swagger-parser, which is not installed. Install it with: npm install @apidevtools/swagger-parser',
+    ]);
+  });
+
   it('a consumer file type-checks under --strict against the shipped types', async () => {
+    // zod is the user's own: installed as a user would, for the tool schema in the consumer file.
+    await npm(['install', '--prefer-offline', `zod@${pkg.peerDependencies['zod']}`], app);
     await writeFile(path.join(app, 'consumer.ts'), CONSUMER);
     // A second file with one type error, checked in the same run: proof that the check is real.
     await writeFile(path.join(app, 'broken.ts'), `import { BasicAgent } from 'phi-rx';\ndeclare const agent: BasicAgent;\nexport const wrong: number = await agent.run('x');\n`);
@@ -144,7 +223,7 @@ describe('the packed package in an empty project', () => {
     expect(output.trim().split('\n')).toEqual([
       expect.stringMatching(/^broken\.ts\(3,14\): error TS2322: Type 'string' is not assignable to type 'number'\.$/),
     ]);
-   }, 120_000);
+  }, 240_000);
 });
 
 const CONSUMER = `

@@ -3,7 +3,7 @@
  * and the HTTP layer they share.
  */
 export * from './registry.js';
-export * from './builtin-a.js';
+export * from './builtin-providers.js';
 export * from './message-builder.js';
 export * from './models.js';
 export * from './anthropic.js';
@@ -16,8 +16,7 @@ export * from './openai-responses.js';
 export * from './google.js';
 export * from './google-vertex.js';
 export * from './bedrock.js';
-export * from './models-b.js';
+export * from './models-responses-gemini-bedrock.js';
 export * from './model-ids.js';
 export * from './credentials.js';
-export * from './builtin-b.js';
 export * from '../../operators/circuit-breaker.js';

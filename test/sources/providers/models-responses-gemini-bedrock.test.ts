@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { bedrock, google, googleVertex, openaiResponses } from '../../../src/sources/providers/models-b.js';
-import { registerBuiltinProvidersB } from '../../../src/sources/providers/builtin-b.js';
+import { bedrock, google, googleVertex, openaiResponses } from '../../../src/sources/providers/models-responses-gemini-bedrock.js';
+import { registerBuiltinProviders } from '../../../src/sources/providers/builtin-providers.js';
 import { ProviderRegistry } from '../../../src/sources/providers/registry.js';
 import { openaiResponsesProvider } from '../../../src/sources/providers/openai-responses.js';
 import { googleProvider } from '../../../src/sources/providers/google.js';
 import { googleVertexProvider } from '../../../src/sources/providers/google-vertex.js';
 import { bedrockProvider } from '../../../src/sources/providers/bedrock.js';
+import { anthropicProvider } from '../../../src/sources/providers/anthropic.js';
+import { openAiCompletionsProvider } from '../../../src/sources/providers/openai-completions.js';
+import { azureOpenAiProvider } from '../../../src/sources/providers/azure-openai.js';
+import { anthropic, azureOpenai, openai } from '../../../src/sources/providers/models.js';
 import { Usage } from '../../../src/types/usage.js';
 
-describe('ModelConfig constructors (part B)', () => {
+describe('ModelConfig constructors: OpenAI Responses, Gemini, Vertex AI, Bedrock', () => {
   it('openaiResponses: protocol, provider, endpoint and OpenAI prices; compatible backends by provider id', () => {
     const m = openaiResponses('gpt-5-mini');
     expect(m).toMatchObject({ id: 'gpt-5-mini', api: 'openai-responses', provider: 'openai', baseUrl: 'https://api.openai.com/v1', reasoning: true });
@@ -38,13 +42,15 @@ describe('ModelConfig constructors (part B)', () => {
   });
 });
 
-describe('registerBuiltinProvidersB', () => {
-  it('registers the four protocols of part B on a registry', () => {
-    const registry = registerBuiltinProvidersB(new ProviderRegistry());
+describe('registerBuiltinProviders', () => {
+  it('registers the seven built-in protocols on a registry, each resolving its own models', () => {
+    const registry = registerBuiltinProviders(new ProviderRegistry());
+    expect(registry.resolve(anthropic('claude-sonnet-4-5'))).toBe(anthropicProvider);
+    expect(registry.resolve(openai('gpt-4o'))).toBe(openAiCompletionsProvider);
+    expect(registry.resolve(azureOpenai('my-deployment', { resource: 'r' }))).toBe(azureOpenAiProvider);
     expect(registry.resolve(openaiResponses('gpt-5'))).toBe(openaiResponsesProvider);
     expect(registry.resolve(google('gemini-2.5-pro'))).toBe(googleProvider);
     expect(registry.resolve(googleVertex('gemini-2.5-pro'))).toBe(googleVertexProvider);
     expect(registry.resolve(bedrock('amazon.nova-lite-v1:0'))).toBe(bedrockProvider);
-    expect(registry.has('anthropic-messages')).toBe(false);
   });
 });
