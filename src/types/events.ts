@@ -68,7 +68,7 @@ export interface MessageStartEvent {
 export interface MessageUpdateEvent {
   type: 'MessageUpdate';
   loopId: string;
-  /** The assistant message so far: a live view, mutated as deltas arrive. */
+  /** The assistant message so far: an immutable snapshot (a later update is a new object; unchanged content blocks are shared). */
   message: AssistantMessage;
   delta: StreamDelta;
   timestamp: number;
