@@ -28,46 +28,7 @@ export function loopStages(...optional: OptionalStage[]): DirectStage {
   const stages = optional.filter((s): s is LoopStage => typeof s === 'function');
   return directStage((state, sink) => {
     let index = 0;
-    let current = state;
-    let teardown: (() => void) | void = undefined;
-    let looping = false;
-    let settledInLoop = false;
-    let closed = false;
-    const advance = (): void => {
-      if (looping) {
-        settledInLoop = true;
-        return;
-      }
-      looping = true;
-      try {
-        while (!closed) {
-          if (index === stages.length) {
-            closed = true;
-            return sink.done(current);
-          }
-          settledInLoop = false;
-          teardown = runStage(stages[index++]!, current, step);
-          // Still running: its `done` calls advance() again.
-          if (!settledInLoop) return;
-        }
-      } finally {
-        looping = false;
-      }
-    };
-    const step: StageSink = {
-      event: sink.event,
-      state: ignore,
-      error: sink.error,
-      done: (left) => {
-        current = left;
-        advance();
-      },
-    };
-    advance();
-    return () => {
-      closed = true;
-      if (teardown) teardown();
-    };
+    return runFlat(state, sink, () => stages[index++]);
   });
 }
 
@@ -95,52 +56,65 @@ export interface RepeatTurnsOptions {
 export function repeatTurns(turn: LoopStage, options: RepeatTurnsOptions = {}): DirectStage {
   const more = options.more ?? ((s: LoopState) => !s.ended && ((s.toolResults?.length ?? 0) > 0 || s.pending.length > 0));
   return directStage((state, sink) => {
-    let current = state;
-    let teardown: (() => void) | void = undefined;
-    let looping = false;
-    let settledInLoop = false;
     let started = false;
-    let closed = false;
-    const next = (): void => {
-      if (looping) {
-        settledInLoop = true;
-        return;
+    return runFlat(state, sink, (current) => {
+      if (started) {
+        if (!more(current)) return undefined;
+        sink.state(current);
       }
-      looping = true;
-      try {
-        while (!closed) {
-          if (started) {
-            if (!more(current)) {
-              closed = true;
-              return sink.done(current);
-            }
-            sink.state(current);
-          }
-          started = true;
-          settledInLoop = false;
-          teardown = runStage(turn, current, afterTurn);
-          // Still running: its `done` calls next() again, which decides on another turn.
-          if (!settledInLoop) return;
-        }
-      } finally {
-        looping = false;
-      }
-    };
-    const afterTurn: StageSink = {
-      event: sink.event,
-      state: ignore,
-      error: sink.error,
-      done: (left) => {
-        current = left;
-        next();
-      },
-    };
-    next();
-    return () => {
-      closed = true;
-      if (teardown) teardown();
-    };
+      started = true;
+      return turn;
+    });
   });
+}
+
+/**
+ * Runs stage after stage on `sink`, each on the state the one before it left, while `nextStage`
+ * names one; then `sink.done` gets the last state. A stage that settles synchronously is followed
+ * by the next in a loop, not a nested call, so the stack stays flat. Returns the teardown.
+ */
+function runFlat(state: LoopState, sink: StageSink, nextStage: (current: LoopState) => LoopStage | undefined): () => void {
+  let current = state;
+  let teardown: (() => void) | void = undefined;
+  let looping = false;
+  let settledInLoop = false;
+  let closed = false;
+  const advance = (): void => {
+    if (looping) {
+      settledInLoop = true;
+      return;
+    }
+    looping = true;
+    try {
+      while (!closed) {
+        const stage = nextStage(current);
+        if (!stage) {
+          closed = true;
+          return sink.done(current);
+        }
+        settledInLoop = false;
+        teardown = runStage(stage, current, step);
+        // Still running: its `done` calls advance() again.
+        if (!settledInLoop) return;
+      }
+    } finally {
+      looping = false;
+    }
+  };
+  const step: StageSink = {
+    event: sink.event,
+    state: ignore,
+    error: sink.error,
+    done: (left) => {
+      current = left;
+      advance();
+    },
+  };
+  advance();
+  return () => {
+    closed = true;
+    if (teardown) teardown();
+  };
 }
 
 /**
