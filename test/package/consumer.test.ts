@@ -133,6 +133,12 @@ describe('the packed package in an empty project', () => {
     }
   });
 
+  /** What trying MCP and then OpenAPI prints without their optional peers installed. */
+  const MISSING_MCP_AND_OPENAPI = [
+    'MissingPeerDependencyError: phi-rx/mcp needs the package @modelcontextprotocol/sdk, which is not installed. Install it with: npm install @modelcontextprotocol/sdk',
+    'MissingPeerDependencyError: phi-rx/openapi needs the package @apidevtools/swagger-parser, which is not installed. Install it with: npm install @apidevtools/swagger-parser',
+  ];
+
   it('without the optional peers, phi-rx/mcp and phi-rx/openapi reject naming the package to install', async () => {
     const script = `
       import { connectMcpStdio } from 'phi-rx/mcp';
@@ -141,10 +147,7 @@ describe('the packed package in an empty project', () => {
         try { await attempt(); console.log('resolved'); } catch (e) { console.log(e.name + ': ' + e.message); }
       }`;
     const { stdout } = await nodeIn(app, ['--input-type=module', '-e', script]);
-    expect(stdout.trim().split('\n')).toEqual([
-      'MissingPeerDependencyError: phi-rx/mcp needs the package @modelcontextprotocol/sdk, which is not installed. Install it with: npm install @modelcontextprotocol/sdk',
-      'MissingPeerDependencyError: phi-rx/openapi needs the package @apidevtools/swagger-parser, which is not installed. Install it with: npm install @apidevtools/swagger-parser',
-    ]);
+    expect(stdout.trim().split('\n')).toEqual(MISSING_MCP_AND_OPENAPI);
   });
 
   it('every subpath has its types at the path `exports` names', async () => {
@@ -199,10 +202,7 @@ export async function resolve(specifier, context, next) {
         try { await attempt(); console.log('resolved'); } catch (e) { console.log(e.name + ': ' + e.message); }
       }`;
     const { stdout } = await nodeIn(app, ['--input-type=module', '-e', script]);
-    expect(stdout.trim().split('\n')).toEqual([
-      'MissingPeerDependencyError: phi-rx/mcp needs the package @modelcontextprotocol/sdk, which is not installed. Install it with: npm install @modelcontextprotocol/sdk',
-      'MissingPeerDependencyError: phi-rx/openapi needs the package @apidevtools/swagger-parser, which is not installed. Install it with: npm install @apidevtools/swagger-parser',
-    ]);
+    expect(stdout.trim().split('\n')).toEqual(MISSING_MCP_AND_OPENAPI);
   });
 
   it('a consumer file type-checks under --strict against the shipped types', async () => {
