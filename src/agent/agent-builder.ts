@@ -6,6 +6,9 @@ import type { QueueMode, SteeringPolicy } from '../types/config.js';
 import type { InputFilter, LoopHooks, PostLoopPolicy, PostTurnPolicy, PreDispatchPolicy, PreTurnPolicy } from '../types/hooks.js';
 import { AgentError } from '../types/errors.js';
 import type { AgentLoopConfig } from './config.js';
+import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../mcp/index.js';
+import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
+import { addMcpServerHttp, addMcpServerStdio, addOpenApiFile, addOpenApiSpec, addOpenApiUrl, type AddTools } from './agent-integrations.js';
 
 /** Loop options a BasicAgent passes to every run (the agent owns signal, steering and follow-ups). */
 export type AgentRunOptions = Omit<AgentLoopConfig, 'signal' | 'steering' | 'followUp' | 'model'>;
@@ -52,6 +55,39 @@ export abstract class AgentBuilder {
     this.tools = next;
     return this;
   }
+
+  // integrations, loaded on first use (so `import 'phi-rx'` stays light)
+
+  /** Spawns an MCP server (env passed explicitly) and adds its tools. Keep the connection to `close()` it. */
+  async withMcpServerStdio(params: McpStdioParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
+    return addMcpServerStdio(this.addTools, params, tools);
+  }
+
+  /** Connects to an MCP server over Streamable HTTP (falling back to SSE) and adds its tools. */
+  async withMcpServerHttp(params: McpHttpParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
+    return addMcpServerHttp(this.addTools, params, tools);
+  }
+
+  /** One tool per operation of an OpenAPI spec file (JSON or YAML). Returns the warnings too. */
+  async withOpenApiFile(file: string, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+    return addOpenApiFile(this.addTools, file, config, filter);
+  }
+
+  async withOpenApiUrl(url: string | URL, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+    return addOpenApiUrl(this.addTools, url, config, filter);
+  }
+
+  async withOpenApiSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
+    return addOpenApiSpec(this.addTools, spec, config, filter);
+  }
+
+  /** Adds the tools an integration made (made per call: an agent that uses none pays nothing). */
+  private get addTools(): AddTools {
+    return (tools) => {
+      this.withTools(...tools);
+    };
+  }
+
   withoutTool(name: string): this {
     this.tools = this.tools.filter((t) => t.name !== name);
     return this;

@@ -1,4 +1,4 @@
-import { BehaviorSubject, defer, type Observable, share } from 'rxjs';
+import { BehaviorSubject, defer, Observable, type Observer, Subscription, type Unsubscribable } from 'rxjs';
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import { RunReplay } from './run-replay.js';
 import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } from '../view/transcript-state.js';
@@ -11,9 +11,39 @@ import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } fro
  * An assistant `MessageStart` is replayed as it was when emitted (its message copied), so a late
  * fold of the deltas does not count them twice. What is replayed is kept compact (an update as its
  * delta, see {@link RunReplay}) and rebuilt, equal, for the subscriber that comes late.
+ *
+ * `connect` starts the run when the first subscriber comes (again after a cancellation): it hands
+ * every event of the run to `sink` (a plain callback per event: no operator between the run and its
+ * subscribers) and returns what cancels it. What it throws is the run's error, shared like one.
+ * (`share` with a `RunReplay` connector, without its two subscriber hops per event.)
  */
-export function shareRun(run$: Observable<AgentEvent>): Observable<AgentEvent> {
-  return run$.pipe(share({ connector: () => new RunReplay(), resetOnError: false, resetOnComplete: false, resetOnRefCountZero: true }));
+export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable): Observable<AgentEvent> {
+  let replay: RunReplay | undefined;
+  let connection: Subscription | undefined;
+  let subscribers = 0;
+  return new Observable<AgentEvent>((subscriber) => {
+    subscribers++;
+    const target = (replay ??= new RunReplay());
+    subscriber.add(() => {
+      target.detach(subscriber);
+      // The last subscriber left a run still going: cancel it; the next subscriber starts a new one.
+      if (--subscribers === 0 && !target.ended) {
+        const cancelled = connection;
+        connection = undefined;
+        replay = undefined;
+        cancelled?.unsubscribe();
+      }
+    });
+    target.attach(subscriber);
+    if (!connection) {
+      const opened = (connection = new Subscription());
+      try {
+        opened.add(connect(target));
+      } catch (e) {
+        target.error(e);
+      }
+    }
+  });
 }
 
 /** Entries kept unfolded while nobody watches the state, at most (then they are folded). */

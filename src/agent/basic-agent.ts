@@ -1,4 +1,4 @@
-import { asyncScheduler, defer, finalize, Observable, type SchedulerLike, Subject } from 'rxjs';
+import { asyncScheduler, defer, finalize, Observable, type Observer, type SchedulerLike, Subject, Subscription } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, userMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
@@ -10,8 +10,6 @@ import { agentLoop, agentLoopContinue } from './agent-loop.js';
 import { agentLoopParallel, parallelResultOf } from './parallel.js';
 import { forkQueue } from './forked-queue.js';
 import type { Evaluator } from '../operators/evaluate-parallel.js';
-import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../mcp/index.js';
-import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, continuationTag, defaultIds, loopIdFor } from './ids.js';
 import { runText, textStream } from './run-text.js';
@@ -20,9 +18,8 @@ import type { OutputOf, OutputSchema } from './output-spec.js';
 import { shareRun, TranscriptStore } from './agent-state.js';
 import type { Transcript } from '../view/transcript-state.js';
 import type { BasicAgentOptions } from './agent-builder.js';
-import { addMcpServerHttp, addMcpServerStdio, addOpenApiFile, addOpenApiSpec, addOpenApiUrl } from './agent-integrations.js';
-import type { AddTools } from './agent-integrations.js';
 import { AgentControls } from './agent-controls.js';
+import { relay } from '../sources/relay.js';
 import type { RestoredAgentState } from './agent-session.js';
 
 export type { AgentRunOptions, BasicAgentOptions } from './agent-builder.js';
@@ -90,35 +87,6 @@ export class BasicAgent extends AgentControls {
     return this.currentSessionId;
   }
 
-  // ---- integrations (loaded on first use, so `import 'phi-rx'` stays light) ---------------------
-
-  /** Spawns an MCP server (env passed explicitly) and adds its tools. Keep the connection to `close()` it. */
-  async withMcpServerStdio(params: McpStdioParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    return addMcpServerStdio(this.addTools, params, tools);
-  }
-
-  /** Connects to an MCP server over Streamable HTTP (falling back to SSE) and adds its tools. */
-  async withMcpServerHttp(params: McpHttpParams, tools: McpToolsOptions = {}): Promise<McpConnection> {
-    return addMcpServerHttp(this.addTools, params, tools);
-  }
-
-  /** One tool per operation of an OpenAPI spec file (JSON or YAML). Returns the warnings too. */
-  async withOpenApiFile(file: string, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    return addOpenApiFile(this.addTools, file, config, filter);
-  }
-
-  async withOpenApiUrl(url: string | URL, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    return addOpenApiUrl(this.addTools, url, config, filter);
-  }
-
-  async withOpenApiSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
-    return addOpenApiSpec(this.addTools, spec, config, filter);
-  }
-
-  private readonly addTools: AddTools = (tools) => {
-    this.withTools(...tools);
-  };
-
   // ---- runs -----------------------------------------------------------------------------------
 
   /**
@@ -129,11 +97,11 @@ export class BasicAgent extends AgentControls {
    * asks this run for structured output (see `config.output`), on its AgentEnd.
    */
   prompt(input: PromptInput, options?: { output?: OutputSchema }): Observable<AgentEvent> {
-    return shareRun(defer(() => {
+    return shareRun((sink) => {
       this.assertIdle('prompt');
       const prompts = toMessages(input, this.scheduler.now());
-      return this.execute((context, config) => agentLoop(prompts, context, options?.output ? { ...config, output: options.output } : config), undefined);
-    }));
+      return this.execute((context, config) => agentLoop(prompts, context, options?.output ? { ...config, output: options.output } : config), undefined, sink);
+    });
   }
 
   /**
@@ -141,11 +109,11 @@ export class BasicAgent extends AgentControls {
    * `rerun` and `branch` tag the continuation with the current time (RFC 3339).
    */
   continue(kind: ContinueKindName | ContinuationKind = 'default'): Observable<AgentEvent> {
-    return shareRun(defer(() => {
+    return shareRun((sink) => {
       this.assertIdle('continue');
       const continuation = typeof kind === 'string' ? this.continuationOf(kind) : kind;
-      return this.execute((context, config) => agentLoopContinue(context, config), continuation);
-    }));
+      return this.execute((context, config) => agentLoopContinue(context, config), continuation, sink);
+    });
   }
 
   /**
@@ -175,7 +143,7 @@ export class BasicAgent extends AgentControls {
         sessionId: this.currentSessionId,
       };
       const run$ = agentLoopParallel(prompts, context, branchConfigs, strategy, { signal: controller.signal, scheduler: this.scheduler, ids: this.ids, loopIds, cancelBranches: this.controls.parallel(loopIds) });
-      return this.track(run$, controller, (event) => {
+      const onEvent = (event: AgentEvent): void => {
         const result = event.type === 'ParallelLoopEnd' ? parallelResultOf(event) : undefined;
         if (result) {
           this.conversation = result.selectedContext.messages.slice();
@@ -183,7 +151,8 @@ export class BasicAgent extends AgentControls {
           steering.adopt(result.selectedIndex);
           followUps.adopt(result.selectedIndex);
         }
-      }).pipe(
+      };
+      return new Observable<AgentEvent>((subscriber) => this.follow(run$, controller, onEvent, undefined, subscriber)).pipe(
         finalize(() => {
           steering.dispose();
           followUps.dispose();
@@ -311,7 +280,8 @@ export class BasicAgent extends AgentControls {
   private execute(
     start: (context: AgentContext, config: AgentLoopConfig) => Observable<AgentEvent>,
     continuation: ContinuationKind | undefined,
-  ): Observable<AgentEvent> {
+    sink: Observer<AgentEvent>,
+  ): Subscription {
     const controller = new AbortController();
     const loopId = this.nextLoopId();
     const context: AgentContext = {
@@ -331,49 +301,61 @@ export class BasicAgent extends AgentControls {
       this.lastLoopId = parentLoopId;
       this.releaseLoopId(loopId);
     };
-    return this.track(start(context, this.loopConfig(controller.signal)), controller, (event) => {
+    const onEvent = (event: AgentEvent): void => {
       if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
-    }, undo);
+    };
+    return this.follow(start(context, this.loopConfig(controller.signal)), controller, onEvent, undo, sink);
   }
 
-  /** Marks the agent busy for the run's lifetime, keeps state in step, mirrors events to `events$`; `undoIfUnstarted` when refused before any event. */
-  private track(run$: Observable<AgentEvent>, controller: AbortController, onEvent: (event: AgentEvent) => void, undoIfUnstarted?: () => void): Observable<AgentEvent> {
+  /**
+   * Runs `run$` for the agent into `sink`: marks the agent busy until the run ends or is cancelled,
+   * keeps its state in step and mirrors every event to `events$`, all in one callback per event.
+   * `undoIfUnstarted` runs when the run is refused before any event. Returns what cancels the run.
+   */
+  private follow(
+    run$: Observable<AgentEvent>, controller: AbortController, onEvent: (event: AgentEvent) => void,
+    undoIfUnstarted: (() => void) | undefined, sink: Observer<AgentEvent>,
+  ): Subscription {
     this.streaming = true;
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
     const traced$ = this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$;
-    // Its own subscriber rather than `tap` + `finalize`: a call site of its own per event (tap's is shared by every tap).
-    return new Observable<AgentEvent>((subscriber) => {
-      let started = false;
-      const run = traced$.subscribe({
-        next: (event) => {
-          started = true;
-          try {
-            onEvent(event);
-            this.controls.observe(event, this.recorder);
-            this.store.push(event);
-            // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
-            if (this.eventsSubject.observed) this.eventsSubject.next(event);
-          } catch (e) {
-            subscriber.error(e); // as `tap` did: what fails here fails the run, it is not lost
-            return;
-          }
-          subscriber.next(event);
-        },
-        error: (err: unknown) => {
-          if (!started) undoIfUnstarted?.();
-          subscriber.error(err);
-        },
-        complete: () => subscriber.complete(),
-      });
-      return () => {
-        run.unsubscribe();
-        if (this.controller === controller) {
-          this.controller = undefined;
-          this.streaming = false;
+    const { controls, store, eventsSubject } = this;
+    const following = new Subscription();
+    let started = false;
+    following.add(relay(traced$, {
+      next: (event) => {
+        started = true;
+        try {
+          onEvent(event);
+          controls.observe(event, this.recorder);
+          store.push(event);
+          // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
+          if (eventsSubject.observed) eventsSubject.next(event);
+        } catch (e) {
+          sink.error(e); // what fails here fails the run, it is not lost
+          following.unsubscribe();
+          return;
         }
-      };
+        sink.next(event);
+      },
+      error: (err: unknown) => {
+        if (!started) undoIfUnstarted?.();
+        sink.error(err);
+        following.unsubscribe();
+      },
+      complete: () => {
+        sink.complete();
+        following.unsubscribe();
+      },
+    }));
+    following.add(() => {
+      if (this.controller === controller) {
+        this.controller = undefined;
+        this.streaming = false;
+      }
     });
+    return following;
   }
 
   private continuationOf(kind: ContinueKindName): ContinuationKind {

@@ -46,21 +46,30 @@ export class RunReplay implements SubjectLike<AgentEvent> {
     for (const subscriber of live) subscriber.complete();
   }
 
+  /** Whether the run has completed or failed. */
+  get ended(): boolean {
+    return this.ending !== undefined;
+  }
+
   subscribe(observer: Partial<Observer<AgentEvent>>): Unsubscribable {
     return new Observable<AgentEvent>((subscriber) => {
-      this.log.replay(subscriber);
-      if (subscriber.closed) return;
-      const ending = this.ending;
-      if (ending === 'complete') subscriber.complete();
-      else if (ending) subscriber.error(ending.error);
-      else {
-        this.live = [...this.live, subscriber];
-        return () => {
-          this.live = this.live.filter((s) => s !== subscriber);
-        };
-      }
-      return;
+      this.attach(subscriber);
+      return () => this.detach(subscriber);
     }).subscribe(observer);
+  }
+
+  /** Replays what `subscriber` missed, then ends it (the run has ended) or follows the run live. */
+  attach(subscriber: Subscriber<AgentEvent>): void {
+    this.log.replay(subscriber);
+    if (subscriber.closed) return;
+    const ending = this.ending;
+    if (ending === 'complete') subscriber.complete();
+    else if (ending) subscriber.error(ending.error);
+    else this.live = [...this.live, subscriber];
+  }
+
+  detach(subscriber: Subscriber<AgentEvent>): void {
+    if (this.live.includes(subscriber)) this.live = this.live.filter((s) => s !== subscriber);
   }
 }
 

@@ -1,9 +1,16 @@
 import { type MonoTypeOperatorFunction, Observable } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
+import { relay } from '../sources/relay.js';
 
 /** What `recordSession` feeds: a `SessionRecorder`, or anything else that takes events. */
 export interface AgentEventSink {
   onEvent(event: AgentEvent): void;
+  /**
+   * `false` when the sink ignores `MessageUpdate` events (a `SessionRecorder` that does not record
+   * streaming events): `recordSession` then does not hand it the deltas at all. Read when the
+   * stream is subscribed. Default: it does.
+   */
+  readonly recordsStreamingEvents?: boolean;
 }
 
 export interface RecordSessionOptions {
@@ -42,16 +49,19 @@ export function recordSession(recorder: AgentEventSink, options: RecordSessionOp
       }
     }
   };
-  // Its own subscriber rather than `tap`: a call site of its own per event (tap's is shared by every tap in the process).
+  // A relay rather than `tap`: a call site of its own per event (tap's is shared by every tap in the
+  // process), and no SafeSubscriber between the source and this operator.
   return (source) =>
-    new Observable<AgentEvent>((subscriber) =>
-      source.subscribe({
+    new Observable<AgentEvent>((subscriber) => {
+      const recordsUpdates = recorder.recordsStreamingEvents !== false;
+      return relay(source, {
         next: (event) => {
-          record(event);
+          // The hot path: ~10^4 deltas per run that a recorder keeping no streaming events drops.
+          if (event.type !== 'MessageUpdate' || recordsUpdates) record(event);
           subscriber.next(event);
         },
         error: (err: unknown) => subscriber.error(err),
         complete: () => subscriber.complete(),
-      }),
-    );
+      });
+    });
 }

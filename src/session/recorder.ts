@@ -75,6 +75,11 @@ export class SessionRecorder implements AgentEventSink {
     this.maxOrphans = config.maxOrphanEvents ?? 10_000;
   }
 
+  /** Whether MessageUpdate and ToolExecutionUpdate events are kept (`config.recordStreamingEvents`). */
+  get recordsStreamingEvents(): boolean {
+    return this.streaming;
+  }
+
   /** Events the recorder could not use (malformed, unknown, duplicate) and hook failures. */
   get warnings(): number {
     return this.warningCount;

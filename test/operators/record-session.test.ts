@@ -90,4 +90,41 @@ describe('recordSession', () => {
       expectSubscriptions(source.subscriptions).toBe('^-!');
     });
   });
+
+  it('hands a sink that records no streaming events no MessageUpdate, and one that does every one', () => {
+    scheduler().run(({ cold, expectObservable, flush }) => {
+      const values = { a: start, b: turnStart, u: update, z: end };
+      const seen: { quiet: string[]; all: string[] } = { quiet: [], all: [] };
+      const quiet = { recordsStreamingEvents: false, onEvent: (e: AgentEvent) => void seen.quiet.push(e.type) };
+      const all = { onEvent: (e: AgentEvent) => void seen.all.push(e.type) };
+      expectObservable(cold('a-b-u--z|', values).pipe(recordSession(quiet))).toBe('a-b-u--z|', values);
+      expectObservable(cold('a-b-u--z|', values).pipe(recordSession(all))).toBe('a-b-u--z|', values);
+      flush();
+      expect(seen.quiet).toEqual(['AgentStart', 'TurnStart', 'AgentEnd']);
+      expect(seen.all).toEqual(['AgentStart', 'TurnStart', 'MessageUpdate', 'AgentEnd']);
+    });
+  });
+
+  it('a SessionRecorder says whether it keeps streaming events, and keeps them when asked', () => {
+    expect(new SessionRecorder().recordsStreamingEvents).toBe(false);
+    const keeping = new SessionRecorder({ recordStreamingEvents: true });
+    expect(keeping.recordsStreamingEvents).toBe(true);
+    scheduler().run(({ cold, expectObservable, flush }) => {
+      const values = { a: start, b: turnStart, u: update, z: end };
+      expectObservable(cold('a-b-u--z|', values).pipe(recordSession(keeping))).toBe('a-b-u--z|', values);
+      flush();
+    });
+    expect(getLoop(keeping.getSession('s')!, 's.1')!.events.map((e) => e.type)).toEqual(['AgentStart', 'TurnStart', 'MessageUpdate', 'AgentEnd']);
+  });
+
+  it('tears the source down when the output is unsubscribed, and after an error or completion', () => {
+    scheduler().run(({ cold, expectObservable, expectSubscriptions }) => {
+      const failing = cold('a-#', { a: start }, new Error('upstream'));
+      const ending = cold('a-b|', { a: start, b: end });
+      expectObservable(failing.pipe(recordSession(new SessionRecorder()))).toBe('a-#', { a: start }, new Error('upstream'));
+      expectObservable(ending.pipe(recordSession(new SessionRecorder()))).toBe('a-b|', { a: start, b: end });
+      expectSubscriptions(failing.subscriptions).toBe('^-!');
+      expectSubscriptions(ending.subscriptions).toBe('^--!');
+    });
+  });
 });
