@@ -70,6 +70,8 @@ export class TranscriptStore {
   private pending: Array<AgentEvent | DeltaRun> = [];
   /** Where the deltas of the message streaming now begin in `pending` (no other event since). */
   private updatesFrom: number | undefined;
+  /** The delta run being gathered: the last entry of `pending`, while only its deltas came since. */
+  private gathering: DeltaRun | undefined;
   private readonly subject = new BehaviorSubject<Transcript>(emptyFold.view);
   /** The current state first, then each change. */
   readonly state$: Observable<Transcript> = defer(() => {
@@ -88,8 +90,9 @@ export class TranscriptStore {
       this.apply(event);
       return;
     }
-    if (event.type === 'MessageUpdate') this.wait(event);
-    else if (event.type === 'MessageEnd' && this.updatesFrom !== undefined && this.sameLoop(event.loopId)) {
+    if (event.type === 'MessageUpdate') return this.wait(event);
+    this.gathering = undefined;
+    if (event.type === 'MessageEnd' && this.updatesFrom !== undefined && this.sameLoop(event.loopId)) {
       // The message's deltas only moved `streaming`, which its MessageEnd clears: they need no fold.
       this.pending.length = this.updatesFrom;
       this.updatesFrom = undefined;
@@ -104,6 +107,7 @@ export class TranscriptStore {
   reset(): void {
     this.pending = [];
     this.updatesFrom = undefined;
+    this.gathering = undefined;
     this.fold = emptyFold;
     this.subject.next(emptyFold.view);
   }
@@ -111,18 +115,20 @@ export class TranscriptStore {
   private wait(event: MessageUpdateEvent): void {
     const pending = this.pending;
     this.updatesFrom ??= pending.length;
-    const last = pending[pending.length - 1];
     const delta = event.delta;
     if (delta.type === 'text' || delta.type === 'thinking') {
-      if (last?.type === 'DeltaRun' && continues(last.event, event)) {
-        last.event = event;
-        last.pieces.push(delta.delta);
-        return;
+      const run = this.gathering;
+      if (run !== undefined && continues(run.event, event)) {
+        run.event = event;
+        run.pieces.push(delta.delta);
+      } else {
+        pending.push((this.gathering = { type: 'DeltaRun', event, pieces: [delta.delta] }));
       }
-      pending.push({ type: 'DeltaRun', event, pieces: [delta.delta] });
-      return;
+    } else {
+      this.gathering = undefined;
+      pending.push(event);
     }
-    pending.push(event);
+    if (pending.length >= MAX_PENDING) this.catchUp();
   }
 
   /** Whether every waiting delta of the streaming message is of loop `loopId`. */
@@ -148,6 +154,7 @@ export class TranscriptStore {
     if (entries.length === 0) return;
     this.pending = [];
     this.updatesFrom = undefined;
+    this.gathering = undefined;
     for (const entry of entries) {
       if (entry.type !== 'DeltaRun') this.apply(entry);
       else if (entry.pieces.length === 1) this.apply(entry.event);

@@ -310,6 +310,7 @@ export class BasicAgent extends AgentControls {
   /**
    * Runs `run$` for the agent into `sink`: marks the agent busy until the run ends or is cancelled,
    * keeps its state in step and mirrors every event to `events$`, all in one callback per event.
+   * `onEvent` is told every event but the deltas (MessageUpdate).
    * `undoIfUnstarted` runs when the run is refused before any event. Returns what cancels the run.
    */
   private follow(
@@ -327,8 +328,14 @@ export class BasicAgent extends AgentControls {
       next: (event) => {
         started = true;
         try {
-          onEvent(event);
-          controls.observe(event, this.recorder);
+          if (event.type === 'MessageUpdate') {
+            // The hot path (a run's deltas): no agent state changes with a delta but the view's.
+            const recorder = this.recorder;
+            if (recorder.recordsStreamingEvents) recorder.onEvent(event);
+          } else {
+            onEvent(event);
+            controls.observe(event, this.recorder);
+          }
           store.push(event);
           // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
           if (eventsSubject.observed) eventsSubject.next(event);

@@ -45,7 +45,7 @@ export class RunControls {
     switch (event.type) {
       case 'AgentStart':
         // A new run (or the first branch of a parallel one): forget the finished calls of the runs before.
-        if (![...this.calls.values()].includes(false)) this.calls.clear();
+        if (this.calls.size > 0 && !hasOpen(this.calls)) this.calls.clear();
         return;
       case 'MessageEnd':
         if (event.message.role === 'assistant') for (const c of toolCallsOf(event.message)) this.calls.set(c.id, false);
@@ -157,12 +157,18 @@ export class RunControls {
   wire(config: AgentLoopConfig, tools: readonly AnyTool[]): Pick<AgentLoopConfig, 'approval' | 'cancelToolCalls'> {
     const own = config.approval;
     const asks = own !== undefined || tools.some((t) => t.needsApproval !== undefined && t.needsApproval !== false);
+    const cancelToolCalls = config.cancelToolCalls ? merge(this.cancels, config.cancelToolCalls) : this.cancels;
+    if (!asks) return { cancelToolCalls };
     const early$ = defer(() => from([...this.early].map(([toolCallId, d]) => ({ toolCallId, ...d }))));
     const answers: Observable<ApprovalAnswer> = merge(early$, this.answers, ...(own?.answers ? [own.answers] : []));
-    const approval: ToolApprovalConfig | undefined = asks ? { ...own, answers } : undefined;
-    const cancelToolCalls = config.cancelToolCalls ? merge(this.cancels, config.cancelToolCalls) : this.cancels;
-    return { ...(approval ? { approval } : {}), cancelToolCalls };
+    const approval: ToolApprovalConfig = { ...own, answers };
+    return { approval, cancelToolCalls };
   }
+}
+
+function hasOpen(calls: ReadonlyMap<string, boolean>): boolean {
+  for (const finished of calls.values()) if (!finished) return true;
+  return false;
 }
 
 function checkDecision(toolCallId: string, decision: ApprovalDecision): void {
