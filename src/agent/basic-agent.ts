@@ -97,11 +97,21 @@ export class BasicAgent extends AgentControls {
    * asks this run for structured output (see `config.output`), on its AgentEnd.
    */
   prompt(input: PromptInput, options?: { output?: OutputSchema }): Observable<AgentEvent> {
-    return shareRun((sink) => {
-      this.assertIdle('prompt');
-      const prompts = toMessages(input, this.scheduler.now());
-      return this.execute((context, config) => agentLoop(prompts, context, options?.output ? { ...config, output: options.output } : config), undefined, sink);
-    });
+    return shareRun((sink) => this.startPrompt(input, options, sink));
+  }
+
+  /**
+   * `prompt` for a caller that subscribes once and keeps no Observable a later subscriber could
+   * reach (`run`): cold, so nothing is kept for a replay that cannot happen.
+   */
+  private promptOnce(input: PromptInput, options?: { output?: OutputSchema }): Observable<AgentEvent> {
+    return new Observable<AgentEvent>((subscriber) => this.startPrompt(input, options, subscriber));
+  }
+
+  private startPrompt(input: PromptInput, options: { output?: OutputSchema } | undefined, sink: Observer<AgentEvent>): Subscription {
+    this.assertIdle('prompt');
+    const prompts = toMessages(input, this.scheduler.now());
+    return this.execute((context, config) => agentLoop(prompts, context, options?.output ? { ...config, output: options.output } : config), undefined, sink);
   }
 
   /**
@@ -174,8 +184,8 @@ export class BasicAgent extends AgentControls {
    */
   run<S extends OutputSchema>(input: PromptInput, options: { output: S }): Promise<OutputOf<S>>;
   run(input: PromptInput, options?: { output: OutputSchema }): Promise<unknown> {
-    if (!options) return runText(this.prompt(input));
-    return runOutput(this.prompt(input, options));
+    if (!options) return runText(this.promptOnce(input));
+    return runOutput(this.promptOnce(input, options));
   }
 
   /** `for await` over just the text of a run; throws an AgentRunError when the run fails. */

@@ -47,6 +47,25 @@ describe('BasicAgent', () => {
     });
   });
 
+  it('run() while a run is active rejects with AlreadyRunning and leaves that run alone; afterwards it runs', async () => {
+    const { agent: a, provider } = agent([{ text: 'first answer', delay: 50 }, { text: 'second answer' }]);
+    let first: Promise<string> | undefined;
+    let second: Promise<string> | undefined;
+    testScheduler().run(({ flush }) => {
+      first = a.run('first');
+      expect(a.isStreaming).toBe(true);
+      second = a.run('second');
+      flush();
+    });
+    await expect(second).rejects.toMatchObject({ code: 'AlreadyRunning' });
+    await expect(first).resolves.toBe('first answer');
+    expect(provider.requests).toHaveLength(1);
+    await expect(a.run('again')).resolves.toBe('second answer');
+    expect(a.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    expect(a.state.messages).toEqual(a.messages);
+    expect(a.isStreaming).toBe(false);
+  });
+
   it('steer and followUp feed the running loop', () => {
     testScheduler().run(({ cold, flush }) => {
       const { agent: a } = agent([{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 1 } }], delay: 10 }, { text: 'two', delay: 10 }, { text: 'bye', delay: 10 }]);
