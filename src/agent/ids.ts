@@ -1,7 +1,11 @@
 import type { ModelConfig } from '../types/provider.js';
 
-/** A random UUID from the Web Crypto API (`globalThis.crypto`): Node ≥ 19, browsers, Deno, Bun, workers. */
-export const defaultIds = (): string => globalThis.crypto.randomUUID();
+/**
+ * A random UUID from the Web Crypto API (`globalThis.crypto`): Node ≥ 19, browsers, Deno, Bun, workers.
+ * Node builds it as a rope of some twenty concatenated pieces (≈600 bytes); joined anew it is one
+ * flat string (≈80 bytes) before the agent keeps it and puts it in every loop id.
+ */
+export const defaultIds = (): string => globalThis.crypto.randomUUID().split('-').join('-');
 
 /** The stable `{configId}` segment of a loop id: the config's own id, else provider-model. */
 export function configSegment(config: { configId?: string; model: ModelConfig }): string {

@@ -55,15 +55,16 @@ export class SessionRecorder implements AgentEventSink {
   /** The session records, open and completed-not-drained. */
   private readonly table: SessionTable;
   private readonly loops = new Map<string, LoopEntry>();
+  // The maps below serve what most recorders never see (events out of order, parallel groups): made on first use.
   /** Work waiting for a loop id to become known (links to a parent or child not seen yet). */
-  private readonly waiting = new Map<string, Array<(entry: LoopEntry) => void>>();
+  private waiting: Map<string, Array<(entry: LoopEntry) => void>> | undefined;
   /** Events of loops not started yet. */
-  private readonly orphans = new Map<string, AgentEvent[]>();
+  private orphans: Map<string, AgentEvent[]> | undefined;
   private orphanCount = 0;
   /** Parallel branch ids by branch, from ParallelLoopStart until the group ends. */
-  private readonly groupOf = new Map<string, string[]>();
+  private groupOf: Map<string, string[]> | undefined;
   /** ParallelLoopEnd events that arrived before their ParallelLoopStart, by selected loop id. */
-  private readonly earlyGroupEnds = new Map<string, ParallelLoopEndEvent>();
+  private earlyGroupEnds: Map<string, ParallelLoopEndEvent> | undefined;
   private warningCount = 0;
 
   constructor(config: SessionRecorderConfig = {}) {
@@ -109,7 +110,7 @@ export class SessionRecorder implements AgentEventSink {
     }
     if (this.orphanCount > 0) {
       this.warn(`dropped ${this.orphanCount} event(s) of loops whose AgentStart never arrived`, undefined);
-      this.orphans.clear();
+      this.orphans = undefined;
       this.orphanCount = 0;
     }
     this.table.completeAll();
@@ -222,26 +223,26 @@ export class SessionRecorder implements AgentEventSink {
         this.register(entry);
       }
       entry.record.parallelGroup = { allLoopIds, isSelected: false };
-      this.groupOf.set(loopId, allLoopIds);
+      (this.groupOf ??= new Map()).set(loopId, allLoopIds);
     }
     touch(state, e.timestamp);
     for (const loopId of allLoopIds) {
-      const early = this.earlyGroupEnds.get(loopId);
+      const early = this.earlyGroupEnds?.get(loopId);
       if (!early) continue;
-      this.earlyGroupEnds.delete(loopId);
+      this.earlyGroupEnds!.delete(loopId);
       this.onParallelEnd(early);
     }
   }
 
   private onParallelEnd(e: ParallelLoopEndEvent): void {
     if (!isString(e.selectedLoopId)) return this.warn('ParallelLoopEnd needs a selectedLoopId', e);
-    const allLoopIds = this.groupOf.get(e.selectedLoopId);
+    const allLoopIds = this.groupOf?.get(e.selectedLoopId);
     if (!allLoopIds) {
-      this.earlyGroupEnds.set(e.selectedLoopId, e);
+      (this.earlyGroupEnds ??= new Map()).set(e.selectedLoopId, e);
       return;
     }
     for (const loopId of allLoopIds) {
-      this.groupOf.delete(loopId);
+      this.groupOf!.delete(loopId);
       const entry = this.loops.get(loopId);
       if (!entry) continue;
       entry.record.parallelGroup = {
@@ -320,14 +321,14 @@ export class SessionRecorder implements AgentEventSink {
   private register(entry: LoopEntry): void {
     const loopId = entry.record.loopId;
     this.loops.set(loopId, entry);
-    const waiters = this.waiting.get(loopId);
+    const waiters = this.waiting?.get(loopId);
     if (waiters) {
-      this.waiting.delete(loopId);
+      this.waiting!.delete(loopId);
       for (const w of waiters) w(entry);
     }
-    const held = this.orphans.get(loopId);
+    const held = this.orphans?.get(loopId);
     if (held) {
-      this.orphans.delete(loopId);
+      this.orphans!.delete(loopId);
       this.orphanCount -= held.length;
       for (const e of held) this.dispatch(e);
     }
@@ -336,18 +337,20 @@ export class SessionRecorder implements AgentEventSink {
   private whenKnown(loopId: string, fn: (entry: LoopEntry) => void): void {
     const entry = this.loops.get(loopId);
     if (entry) return fn(entry);
-    const list = this.waiting.get(loopId);
+    const waiting = (this.waiting ??= new Map());
+    const list = waiting.get(loopId);
     if (list) list.push(fn);
-    else this.waiting.set(loopId, [fn]);
+    else waiting.set(loopId, [fn]);
   }
 
   private holdOrphan(event: AgentEvent & { loopId: string }): void {
     if (this.orphanCount >= this.maxOrphans) {
       return this.warn(`dropped ${event.type} for unknown loop ${event.loopId}: ${this.maxOrphans} events already held`, event);
     }
-    const list = this.orphans.get(event.loopId);
+    const orphans = (this.orphans ??= new Map());
+    const list = orphans.get(event.loopId);
     if (list) list.push(event);
-    else this.orphans.set(event.loopId, [event]);
+    else orphans.set(event.loopId, [event]);
     this.orphanCount++;
   }
 

@@ -66,6 +66,14 @@ describe('BasicAgent', () => {
     expect(a.isStreaming).toBe(false);
   });
 
+  it('without ids of its own, an agent and its session get distinct random UUIDs', () => {
+    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+    const a = new BasicAgent({ model: scriptedModel(), provider: scriptedProvider([]) });
+    const b = new BasicAgent({ model: scriptedModel(), provider: scriptedProvider([]) });
+    expect([a.agentId, a.sessionId, b.agentId, b.sessionId].every((id) => uuid.test(id))).toBe(true);
+    expect(new Set([a.agentId, a.sessionId, b.agentId, b.sessionId]).size).toBe(4);
+  });
+
   it('steer and followUp feed the running loop', () => {
     testScheduler().run(({ cold, flush }) => {
       const { agent: a } = agent([{ toolCalls: [{ name: 'add', arguments: { a: 1, b: 1 } }], delay: 10 }, { text: 'two', delay: 10 }, { text: 'bye', delay: 10 }]);
