@@ -58,10 +58,10 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
   } = options;
   const definitions = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
   const views = new LlmViews();
+  // What every request of the stage shares, made once (each turn adds its messages).
+  const shared: Omit<StreamRequest, 'messages'> = { ...rest, thinkingLevel, cacheConfig, tools: definitions };
   const requestFor = (llm: Message[], apiKey: string | undefined): StreamRequest =>
-    apiKey === undefined
-      ? { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm }
-      : { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm, apiKey };
+    apiKey === undefined ? { ...shared, messages: llm } : { ...shared, messages: llm, apiKey };
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
     const next: LoopStateDraft = { ...state, request };
     if (state.sinceRequest) next.sinceRequest = [];

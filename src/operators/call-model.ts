@@ -70,9 +70,7 @@ export function callModel(options: CallModelOptions): LoopStage {
       if (finished) return;
       finished = true;
       stopWaiting?.();
-      const { request: _sent, failure: _earlier, ...rest } = state;
-      const next: LoopState = { ...rest, ...(partial ? { partial } : {}), ...(assistant ? { assistant } : {}) };
-      subscriber.next(failure ? { ...next, failure } : next);
+      subscriber.next({ ...state, request: undefined, partial: partial ?? state.partial, assistant: assistant ?? state.assistant, failure });
       done();
     };
     // The stream's events go through the guard, the resumption of a retry and the mapping to

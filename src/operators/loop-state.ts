@@ -243,6 +243,15 @@ export function withRecords(state: LoopState, added: readonly AgentMessage[]): L
   return next;
 }
 
+/**
+ * The state with last turn's request, messages, results and stop request cleared (set to
+ * `undefined`, not deleted: a state keeps one shape from stage to stage, which keeps every
+ * stage's reads of it fast).
+ */
+export function turnCleared(state: LoopState): LoopState {
+  return { ...state, request: undefined, partial: undefined, assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined };
+}
+
 /** A state being built by a stage (a fresh object, never one it was given): `LoopState` without `readonly`. */
 export type LoopStateDraft = { -readonly [K in keyof LoopState]: LoopState[K] };
 

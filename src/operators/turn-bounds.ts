@@ -2,7 +2,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { TurnTrigger } from '../types/config.js';
 import { type AgentMessage, type LlmMessage, isExtension } from '../types/message.js';
-import { announce, type LoopOutput, type LoopStage, loopStage, type LoopState, withRecords } from './loop-state.js';
+import { announce, type LoopOutput, type LoopStage, loopStage, type LoopState, turnCleared, withRecords } from './loop-state.js';
 
 export interface TurnBoundsOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -51,8 +51,7 @@ export function startTurn(options: StartTurnOptions = {}): LoopStage {
       added.push(stored);
       out.push(...announce(loopId, stored, timestamp));
     }
-    const { request: _r, partial: _p, assistant: _a, failure: _f, toolResults: _t, stopRequested: _s, ...kept } = state;
-    out.push(withRecords({ ...kept, pending: [] }, added));
+    out.push(withRecords({ ...turnCleared(state), pending: [] }, added));
     return out;
   });
 }
