@@ -95,9 +95,18 @@ export interface StageOutput {
   error(error: unknown): void;
 }
 
-/** A fresh state: nothing pending, turn 0, not ended. */
+/**
+ * A fresh state: nothing pending, turn 0, not ended. Every field of `LoopState` is there (unset
+ * ones `undefined`), always in the same order, so that every state a run derives from it with
+ * `{ ...state, field }` has the same shape (what keeps each stage's reads and copies fast).
+ */
 export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = []): LoopState {
-  return { type: 'LoopState', loopId, messages, pending, turnIndex: 0 };
+  return {
+    type: 'LoopState', loopId, messages, pending, turnIndex: 0, ended: undefined, request: undefined, partial: undefined,
+    assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined, newMessages: undefined,
+    sinceRequest: undefined, usage: undefined, lastStopReason: undefined, rejection: undefined, steeredAt: undefined,
+    overflowRecovered: undefined, startedAt: undefined, output: undefined,
+  };
 }
 
 /** Whether a stage's output is the state it leaves (rather than an event). */
