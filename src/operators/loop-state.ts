@@ -245,11 +245,19 @@ export function stateByState(work: (state: LoopState, out: StageOutput, done: ()
  * (`newMessages`, `sinceRequest`: each only when present). New arrays; the state given is not changed.
  */
 export function withRecords(state: LoopState, added: readonly AgentMessage[]): LoopState {
-  if (added.length === 0) return state;
-  const next: LoopStateDraft = { ...state, messages: [...state.messages, ...added] };
-  if (state.newMessages) next.newMessages = [...state.newMessages, ...added];
-  if (state.sinceRequest) next.sinceRequest = [...state.sinceRequest, ...added];
-  return next;
+  return added.length === 0 ? state : recordInto({ ...state }, added);
+}
+
+/**
+ * {@link withRecords} on a state a stage is building (a fresh copy it owns, never one it was
+ * given), so that a stage that changes other fields too makes one copy of the state, not two.
+ */
+export function recordInto(draft: LoopStateDraft, added: readonly AgentMessage[]): LoopStateDraft {
+  if (added.length === 0) return draft;
+  draft.messages = draft.messages.concat(added);
+  if (draft.newMessages) draft.newMessages = draft.newMessages.concat(added);
+  if (draft.sinceRequest) draft.sinceRequest = draft.sinceRequest.concat(added);
+  return draft;
 }
 
 /**
@@ -257,7 +265,7 @@ export function withRecords(state: LoopState, added: readonly AgentMessage[]): L
  * `undefined`, not deleted: a state keeps one shape from stage to stage, which keeps every
  * stage's reads of it fast).
  */
-export function turnCleared(state: LoopState): LoopState {
+export function turnCleared(state: LoopState): LoopStateDraft {
   return { ...state, request: undefined, partial: undefined, assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined };
 }
 
