@@ -53,19 +53,21 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
       return done();
     }
     const truncated = assistant!.stopReason === 'length';
-    const results = new Map<string, ToolResultMessage>();
+    // Each call's result, at the call's position (a handful of calls: found by a scan, no Map per turn).
+    const results: (ToolResultMessage | undefined)[] = new Array<ToolResultMessage | undefined>(calls.length);
     const injected: AgentMessage[] = [];
     let stop: string | undefined;
     const events: Observer<AgentEvent> = {
       next: (e) => {
-        if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
+        if (e.type === 'MessageEnd' && e.message.role === 'toolResult') placeResult(calls, results, e.message);
         out.next(e);
       },
       error: (error: unknown) => out.error(error),
       complete: () => {
         const inOrder: ToolResultMessage[] = [];
-        for (const call of calls) {
-          let result = results.get(call.id);
+        for (let i = 0; i < calls.length; i++) {
+          const call = calls[i]!;
+          let result = results[i];
           if (!result) {
             result = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'Tool call was dropped before dispatch.' }], isError: true, timestamp: now() };
             out.next({ type: 'MessageStart', loopId: state.loopId, message: result, timestamp: now() });
@@ -95,4 +97,14 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
     ).subscribe(events);
     return () => subscription.unsubscribe();
   });
+}
+
+/** Puts a result at the position of the first call with its id that has none yet. */
+function placeResult(calls: readonly ToolCall[], results: (ToolResultMessage | undefined)[], result: ToolResultMessage): void {
+  for (let i = 0; i < calls.length; i++) {
+    if (calls[i]!.id === result.toolCallId && results[i] === undefined) {
+      results[i] = result;
+      return;
+    }
+  }
 }

@@ -24,7 +24,8 @@ export class AssistantMessageBuilder {
   private opening: AssistantMessage | undefined;
   /** Blocks changed without an event of their own (a signature): copied by the next snapshot. */
   private touched: number[] = [];
-  private readonly argBuffers = new Map<number, string>();
+  /** Each tool call's argument JSON so far, by content index (other blocks leave a hole). */
+  private argBuffers: (string | undefined)[] = [];
   /** Content index of each keyed block, per kind (made on first use: most messages key one kind or none). */
   private readonly keyed: Partial<Record<BlockKind, Map<string | number, number>>> = {};
 
@@ -113,13 +114,13 @@ export class AssistantMessageBuilder {
     const block = this.partial.content[index] as ToolCall;
     if (id) block.id = id;
     if (name) block.name = name;
-    this.argBuffers.set(index, this.argBuffers.get(index) ?? '');
+    this.argBuffers[index] ??= '';
     return { type: 'toolCallStart', contentIndex: index, id: block.id, name: block.name, partial: this.snapshot(index) };
   }
 
   toolCallDelta(delta: string, key?: string | number): StreamEvent {
     const index = this.blockIndex('toolCall', key);
-    this.argBuffers.set(index, (this.argBuffers.get(index) ?? '') + delta);
+    this.argBuffers[index] = (this.argBuffers[index] ?? '') + delta;
     return { type: 'toolCallDelta', contentIndex: index, delta, partial: this.last ?? this.snapshot(index) };
   }
 
@@ -128,7 +129,7 @@ export class AssistantMessageBuilder {
     const start = this.toolCallStart(id, name, key ?? id);
     const index = (start as { contentIndex: number }).contentIndex;
     const json = JSON.stringify(args);
-    this.argBuffers.set(index, json);
+    this.argBuffers[index] = json;
     return [start, { type: 'toolCallDelta', contentIndex: index, delta: json, partial: this.last ?? this.snapshot(index) }];
   }
 
@@ -152,7 +153,10 @@ export class AssistantMessageBuilder {
    * message was cut short (`length`), where the truncation guard deals with them.
    */
   finish(stopReason: StopReason, errorMessage?: string): StreamEvent {
-    for (const [index, json] of this.argBuffers) {
+    const buffers = this.argBuffers;
+    for (let index = 0; index < buffers.length; index++) {
+      const json = buffers[index];
+      if (json === undefined) continue;
       const block = this.partial.content[index] as ToolCall;
       if (json.trim() === '') {
         block.arguments = {};
@@ -174,7 +178,7 @@ export class AssistantMessageBuilder {
         );
       }
     }
-    this.argBuffers.clear();
+    this.argBuffers = [];
     for (const block of this.partial.content) flattenText(block);
     this.partial.stopReason = stopReason;
     if (errorMessage !== undefined) this.partial.errorMessage = errorMessage;
