@@ -145,6 +145,6 @@ function some<T>(list: readonly T[] | undefined): list is readonly T[] {
 /** The fields that are set (optional options are left out rather than set to `undefined`). */
 function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+  for (const k in fields) if (fields[k] !== undefined) out[k] = fields[k];
   return out as { [K in keyof T]?: Exclude<T[K], undefined> };
 }
