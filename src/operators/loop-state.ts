@@ -160,7 +160,9 @@ export function directStage(run: StageRun): DirectStage {
         if (teardown) teardown();
       };
     });
-  return Object.assign(operator, { run });
+  // A property set on the function (no object to copy it from: a run builds a score of stages).
+  (operator as LoopStage & { run?: StageRun }).run = run;
+  return operator as DirectStage;
 }
 
 /**
