@@ -26,8 +26,11 @@ export class AssistantMessageBuilder {
   private touched: number[] = [];
   /** Each tool call's argument JSON so far, by content index (other blocks leave a hole). */
   private argBuffers: (string | undefined)[] = [];
-  /** Content index of each keyed block, per kind (made on first use: most messages key one kind or none). */
-  private readonly keyed: Partial<Record<BlockKind, Map<string | number, number>>> = {};
+  /**
+   * The keyed blocks: kind, key and content index of each, side by side (a message has a handful:
+   * a scan finds one, with no Map per message).
+   */
+  private keyed: { kinds: BlockKind[]; keys: (string | number)[]; indices: number[] } | undefined;
 
   constructor(model: string, provider: string, timestamp: number) {
     this.partial = {
@@ -194,12 +197,14 @@ export class AssistantMessageBuilder {
       if (last >= 0 && content[last]!.type === kind) return last;
       return content.push(newBlock(kind)) - 1;
     }
-    const blocks = (this.keyed[kind] ??= new Map());
-    let index = blocks.get(key);
-    if (index === undefined) {
-      index = content.push(newBlock(kind)) - 1;
-      blocks.set(key, index);
+    const keyed = (this.keyed ??= { kinds: [], keys: [], indices: [] });
+    for (let i = keyed.keys.length - 1; i >= 0; i--) {
+      if (keyed.keys[i] === key && keyed.kinds[i] === kind) return keyed.indices[i]!;
     }
+    const index = content.push(newBlock(kind)) - 1;
+    keyed.kinds.push(kind);
+    keyed.keys.push(key);
+    keyed.indices.push(index);
     return index;
   }
 }
