@@ -5,7 +5,7 @@ import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types
 import { Usage } from '../types/usage.js';
 import {
   admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn,
-  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies,
+  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies,
   recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
@@ -53,7 +53,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
-    const start: LoopState = { type: 'LoopState', loopId: setup.loopId, messages: context.messages.slice(), pending: [], turnIndex: 0, newMessages: [], sinceRequest: [], usage: Usage.empty() };
+    const start: LoopState = { ...loopState(setup.loopId, context.messages.slice()), newMessages: [], sinceRequest: [], usage: Usage.empty() };
     return eventsOf(runStages(context, config, setup), start);
   });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
@@ -145,6 +145,6 @@ function some<T>(list: readonly T[] | undefined): list is readonly T[] {
 /** The fields that are set (optional options are left out rather than set to `undefined`). */
 function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(fields)) if (v !== undefined) out[k] = v;
+  for (const k in fields) if (fields[k] !== undefined) out[k] = fields[k];
   return out as { [K in keyof T]?: Exclude<T[K], undefined> };
 }

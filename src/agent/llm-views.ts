@@ -7,7 +7,7 @@ import { type AgentMessage, type Message, toLlmMessages } from '../types/message
  */
 export class LlmViews {
   /** Views of arbitrary message lists (a transformed context), remembered per message. */
-  private readonly byMessage = new WeakMap<AgentMessage, Message | null>();
+  private byMessage: WeakMap<AgentMessage, Message | null> | undefined;
   /** The context last converted, and the view of each of its messages (`null`: not sent). */
   private source: readonly AgentMessage[] = [];
   private readonly views: (Message | null)[] = [];
@@ -35,11 +35,13 @@ export class LlmViews {
   /** The views of any list of messages, each remembered. */
   each(messages: readonly AgentMessage[]): Message[] {
     const out: Message[] = [];
+    // Made on first use: a run that sends its context as it is never needs it.
+    const byMessage = (this.byMessage ??= new WeakMap());
     for (const m of messages) {
-      let view = this.byMessage.get(m);
+      let view = byMessage.get(m);
       if (view === undefined) {
         view = llmView(m);
-        this.byMessage.set(m, view);
+        byMessage.set(m, view);
       }
       if (view !== null) out.push(view);
     }

@@ -1,5 +1,4 @@
-import { concatMap, map, of } from 'rxjs';
-import { isLoopState, type LoopOutput, type LoopStage, type LoopState } from './loop-state.js';
+import { directStage, type LoopStage } from './loop-state.js';
 import { loopStages } from './loop-stages.js';
 import { openToolCalls } from './open-calls.js';
 
@@ -24,16 +23,15 @@ import { openToolCalls } from './open-calls.js';
  */
 export function answerOpenCalls(tools: LoopStage, record: LoopStage): LoopStage {
   const answer = loopStages(tools, record);
-  return concatMap((state: LoopState) => {
+  return directStage((state, sink) => {
     const open = state.ended ? undefined : openToolCalls(state.messages);
-    if (!open) return of<LoopOutput>(state);
-    return of<LoopState>({ ...state, assistant: open }).pipe(
-      answer,
-      map((out): LoopOutput => {
-        if (!isLoopState(out)) return out;
-        const { assistant: _a, toolResults: _r, ...rest } = out;
-        return rest;
-      }),
-    );
+    if (!open) return sink.done(state);
+    return answer.run({ ...state, assistant: open }, {
+      ...sink,
+      done: (answered) => {
+        const { assistant: _a, toolResults: _r, ...rest } = answered;
+        sink.done(rest);
+      },
+    });
   });
 }

@@ -2,7 +2,7 @@ import { asyncScheduler, concatMap, defer, map, type MonoTypeOperatorFunction, t
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage, Message } from '../types/message.js';
 import type { ModelConfig, StreamRequest } from '../types/provider.js';
-import type { AnyTool } from '../types/tool.js';
+import type { AnyTool, ToolDefinition } from '../types/tool.js';
 import type { HookResult } from '../types/hooks.js';
 import { DEFAULT_CACHE_CONFIG } from '../types/config.js';
 import { errorMessage } from '../types/errors.js';
@@ -56,12 +56,12 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
     tools = [], convertToLlm, thinkingLevel = 'off', cacheConfig = DEFAULT_CACHE_CONFIG,
     asyncTransformContext, transformContext, context, getApiKey, signal, scheduler = asyncScheduler, apiKey: modelKey, ...rest
   } = options;
-  const definitions = tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+  const definitions = tools.map(definitionOf);
   const views = new LlmViews();
+  // What every request of the stage shares, made once (each turn adds its messages).
+  const shared: Omit<StreamRequest, 'messages'> = { ...rest, thinkingLevel, cacheConfig, tools: definitions };
   const requestFor = (llm: Message[], apiKey: string | undefined): StreamRequest =>
-    apiKey === undefined
-      ? { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm }
-      : { ...rest, thinkingLevel, cacheConfig, tools: definitions, messages: llm, apiKey };
+    apiKey === undefined ? { ...shared, messages: llm } : { ...shared, messages: llm, apiKey };
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
     const next: LoopStateDraft = { ...state, request };
     if (state.sinceRequest) next.sinceRequest = [];
@@ -95,4 +95,17 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
       );
     });
   });
+}
+
+/** What the model is told of each tool, made once per tool (not on every run). */
+const definitions = new WeakMap<AnyTool, ToolDefinition>();
+
+function definitionOf(tool: AnyTool): ToolDefinition {
+  let definition = definitions.get(tool);
+  // A tool whose fields were reassigned since is described anew.
+  if (!definition || definition.name !== tool.name || definition.description !== tool.description || definition.parameters !== tool.parameters) {
+    definition = { name: tool.name, description: tool.description, parameters: tool.parameters };
+    definitions.set(tool, definition);
+  }
+  return definition;
 }

@@ -1,15 +1,15 @@
 import { asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AssistantMessage, LlmMessage } from '../types/message.js';
-import type { Provider, ProviderOptions, StreamEvent } from '../types/provider.js';
+import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
 import { DEFAULT_RETRY_CONFIG, type RetryConfig } from '../types/config.js';
 import type { ProviderError } from '../types/errors.js';
 import { onAbort } from '../sources/cancellation.js';
 import { callProvider, providerCall, streamGuard } from './guard-provider-stream.js';
 import { retryDelay } from './retry-backoff.js';
-import { resumer } from './resume-retry.js';
+import { type Resumer, resumer } from './resume-retry.js';
 import { messageEventsOf } from './to-message-events.js';
-import { type LoopStage, type LoopState, stateByState } from './loop-state.js';
+import { type LoopStage, type LoopState, type StageOutput, stateByState } from './loop-state.js';
 
 export interface CallModelOptions {
   provider: Provider;
@@ -51,107 +51,166 @@ export interface CallModelOptions {
  */
 export function callModel(options: CallModelOptions): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  const providerOptions: ProviderOptions = options.signal ? { signal: options.signal, scheduler } : { scheduler };
-  const retry: RetryConfig = { ...DEFAULT_RETRY_CONFIG, ...options.retry };
-  const random = options.random ?? Math.random;
-  // With retries, a retry resumes where the last attempt broke (resumeRetry).
-  const resuming = (options.retry?.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0;
-  const now = (): number => scheduler.now();
-  return stateByState((state, subscriber, done) => {
+  const setup: CallSetup = {
+    options,
+    scheduler,
+    providerOptions: options.signal ? { signal: options.signal, scheduler } : { scheduler },
+    retry: { ...DEFAULT_RETRY_CONFIG, ...options.retry },
+    random: options.random ?? Math.random,
+    // With retries, a retry resumes where the last attempt broke (resumeRetry).
+    resuming: (options.retry?.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0,
+    now: () => scheduler.now(),
+  };
+  return stateByState((state, out, done) => {
     const request = state.request;
     if (state.ended || !request) {
-      subscriber.next(state);
+      out.next(state);
       return done();
     }
-    let partial: AssistantMessage | undefined;
-    let assistant: AssistantMessage | undefined;
-    let finished = false;
-    const settle = (failure?: LoopState['failure']): void => {
-      if (finished) return;
-      finished = true;
-      stopWaiting?.();
-      const { request: _sent, failure: _earlier, ...rest } = state;
-      const next: LoopState = { ...rest, ...(partial ? { partial } : {}), ...(assistant ? { assistant } : {}) };
-      subscriber.next(failure ? { ...next, failure } : next);
-      done();
-    };
-    // The stream's events go through the guard, the resumption of a retry and the mapping to
-    // message events as plain function calls: one subscriber between the provider and the run,
-    // not one per operator for every delta (the operators callProvider, markAttempt + retryBackoff
-    // + resumeRetry and toMessageEvents do the same, step by step).
-    const toEvents = messageEventsOf({ loopId: state.loopId, now }, (event: AgentEvent) => {
-      if (event.type === 'MessageEnd') {
-        if (options.tagTurn) event = { ...event, message: { ...(event.message as AssistantMessage), turnId: { loopId: state.loopId, turnIndex: state.turnIndex } } as LlmMessage };
-        partial = assistant = event.message as AssistantMessage;
-      } else partial = (event as { message: AssistantMessage }).message;
-      subscriber.next(event);
-    });
-    // A failure names the model it went to (id and provider only).
-    const failure = (error: unknown): LoopState['failure'] => ({ error, model: { id: request.model.id, provider: request.model.provider } });
-    const resume = resuming ? resumer(toEvents) : undefined;
-    const deliver = resume ? resume.push : toEvents;
-    let attempts = 0;
-    let streamDone = false;
-    let inner: Subscription | undefined;
-    let pause: Subscription | undefined;
-    const failed = (error: unknown): void => {
-      if (finished) return;
-      const delayMs = retryDelay(retry, attempts + 1, error, random);
-      if (delayMs === undefined) return settle(failure(error));
-      attempts++;
-      const e = error as ProviderError;
-      subscriber.next({ type: 'RetryScheduled', loopId: state.loopId, attempt: attempts, delayMs, errorKind: e.kind, errorMessage: e.message, timestamp: now() });
-      pause = scheduler.schedule(attempt, delayMs);
-    };
-    const attempt = (): void => {
-      resume?.attempt();
-      // A stream operator of the user's sees the guarded stream; without one, each event is checked here.
-      const check = options.providerStream ? undefined : streamGuard();
-      const stream$ = options.providerStream
-        ? callProvider(options.provider, request, providerOptions).pipe(options.providerStream)
-        : providerCall(options.provider, request, providerOptions);
-      inner = stream$.subscribe({
-        next: (event: unknown) => {
-          if (finished) return;
-          const breach = check?.(event);
-          if (breach) {
-            inner?.unsubscribe(); // what follows a breach is not read
-            return failed(breach);
-          }
-          const e = event as StreamEvent;
-          if (e.type === 'done') streamDone = true;
-          try {
-            deliver(e);
-          } catch (error) {
-            // A throw downstream fails the call as any operator's would: kept as the state's failure.
-            streamDone = false;
-            cut();
-            return settle(failure(error));
-          }
-          // `done` is final: whatever the source sends after it is ignored, and it may drain on its own.
-          if (streamDone) settle();
-        },
-        error: failed,
-        complete: () => settle(),
-      });
-      // Cut while subscribing (an abort from within the provider): nothing more of this stream.
-      if (finished && !streamDone) inner.unsubscribe();
-    };
-    const cut = (): void => {
-      pause?.unsubscribe();
-      if (!streamDone) inner?.unsubscribe();
-    };
-    // An abort cuts the stream (or the wait for a retry): the state then has no `assistant`.
-    const signal = options.signal;
-    const stopWaiting = signal && !signal.aborted ? onAbort(signal, () => {
-      cut();
-      settle();
-    }) : undefined;
-    if (signal?.aborted) settle();
-    else attempt();
-    return () => {
-      stopWaiting?.();
-      cut();
-    };
+    return new ModelCall(setup, state, request, out, done).start();
   });
+}
+
+/** What every call of one `callModel` stage shares. */
+interface CallSetup {
+  readonly options: CallModelOptions;
+  readonly scheduler: SchedulerLike;
+  readonly providerOptions: ProviderOptions;
+  readonly retry: RetryConfig;
+  readonly random: () => number;
+  readonly resuming: boolean;
+  readonly now: () => number;
+}
+
+/**
+ * One model call, from the request to the state it leaves. The stream's events go through the
+ * guard, the resumption of a retry and the mapping to message events as plain method calls: one
+ * subscriber between the provider and the run, not one per operator for every delta (the
+ * operators callProvider, markAttempt + retryBackoff + resumeRetry and toMessageEvents do the same,
+ * step by step). It is the stream's observer itself, so a call allocates one object, not a closure
+ * per callback.
+ */
+class ModelCall {
+  private partial: AssistantMessage | undefined;
+  private assistant: AssistantMessage | undefined;
+  private finished = false;
+  private attempts = 0;
+  private streamDone = false;
+  private inner: Subscription | undefined;
+  private pause: Subscription | undefined;
+  private stopWaiting: (() => void) | undefined;
+  private check: ((event: unknown) => ProviderError | undefined) | undefined;
+  private readonly deliver: (e: StreamEvent) => void;
+  private readonly resume: Resumer | undefined;
+
+  constructor(
+    private readonly setup: CallSetup,
+    private readonly state: LoopState,
+    private readonly request: StreamRequest,
+    private readonly out: StageOutput,
+    private readonly done: () => void,
+  ) {
+    const toEvents = messageEventsOf({ loopId: state.loopId, now: setup.now }, (event: AgentEvent) => this.emit(event));
+    this.resume = setup.resuming ? resumer(toEvents) : undefined;
+    this.deliver = this.resume ? this.resume.push : toEvents;
+  }
+
+  start(): () => void {
+    // An abort cuts the stream (or the wait for a retry): the state then has no `assistant`.
+    const signal = this.setup.options.signal;
+    if (signal && !signal.aborted) {
+      this.stopWaiting = onAbort(signal, () => {
+        this.cut();
+        this.settle();
+      });
+    }
+    if (signal?.aborted) this.settle();
+    else this.attempt();
+    return () => {
+      this.stopWaiting?.();
+      this.cut();
+    };
+  }
+
+  /** A message event: the last snapshot and the final message are kept for the state. */
+  private emit(event: AgentEvent): void {
+    if (event.type === 'MessageEnd') {
+      if (this.setup.options.tagTurn) {
+        const { loopId, turnIndex } = this.state;
+        event = { ...event, message: { ...(event.message as AssistantMessage), turnId: { loopId, turnIndex } } as LlmMessage };
+      }
+      this.partial = this.assistant = event.message as AssistantMessage;
+    } else this.partial = (event as { message: AssistantMessage }).message;
+    this.out.next(event);
+  }
+
+  private attempt(): void {
+    this.resume?.attempt();
+    const { options, providerOptions } = this.setup;
+    // A stream operator of the user's sees the guarded stream; without one, each event is checked here.
+    this.check = options.providerStream ? undefined : streamGuard();
+    const stream$ = options.providerStream
+      ? callProvider(options.provider, this.request, providerOptions).pipe(options.providerStream)
+      : providerCall(options.provider, this.request, providerOptions);
+    this.inner = stream$.subscribe(this);
+    // Cut while subscribing (an abort from within the provider): nothing more of this stream.
+    if (this.finished && !this.streamDone) this.inner.unsubscribe();
+  }
+
+  /** The stream's events (the call is the stream's observer). */
+  next(event: unknown): void {
+    if (this.finished) return;
+    const breach = this.check?.(event);
+    if (breach) {
+      this.inner?.unsubscribe(); // what follows a breach is not read
+      return this.error(breach);
+    }
+    const e = event as StreamEvent;
+    if (e.type === 'done') this.streamDone = true;
+    try {
+      this.deliver(e);
+    } catch (error) {
+      // A throw downstream fails the call as any operator's would: kept as the state's failure.
+      this.streamDone = false;
+      this.cut();
+      return this.settle(this.failure(error));
+    }
+    // `done` is final: whatever the source sends after it is ignored, and it may drain on its own.
+    if (this.streamDone) this.settle();
+  }
+
+  /** The stream failed: retried after a delay when the error and the budget allow, else the call's failure. */
+  error(error: unknown): void {
+    if (this.finished) return;
+    const { retry, random, scheduler, now } = this.setup;
+    const delayMs = retryDelay(retry, this.attempts + 1, error, random);
+    if (delayMs === undefined) return this.settle(this.failure(error));
+    this.attempts++;
+    const e = error as ProviderError;
+    this.out.next({ type: 'RetryScheduled', loopId: this.state.loopId, attempt: this.attempts, delayMs, errorKind: e.kind, errorMessage: e.message, timestamp: now() });
+    this.pause = scheduler.schedule(() => this.attempt(), delayMs);
+  }
+
+  complete(): void {
+    this.settle();
+  }
+
+  /** A failure names the model it went to (id and provider only). */
+  private failure(error: unknown): LoopState['failure'] {
+    return { error, model: { id: this.request.model.id, provider: this.request.model.provider } };
+  }
+
+  private cut(): void {
+    this.pause?.unsubscribe();
+    if (!this.streamDone) this.inner?.unsubscribe();
+  }
+
+  private settle(failure?: LoopState['failure']): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.stopWaiting?.();
+    const state = this.state;
+    this.out.next({ ...state, request: undefined, partial: this.partial ?? state.partial, assistant: this.assistant ?? state.assistant, failure });
+    this.done();
+  }
 }

@@ -1,9 +1,9 @@
-import { asyncScheduler, concatMap, from, of, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import { DEFAULT_CONTEXT_CONFIG, type ContextConfig } from '../types/config.js';
 import { compactMessages, effectiveBudget } from '../context/compaction.js';
 import { estimateContextTokens } from '../context/tokens.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { type LoopStage, loopStage } from './loop-state.js';
 
 export interface CompactContextOptions {
   /**
@@ -37,11 +37,11 @@ export function compactContext(config: Partial<ContextConfig> = {}, options: Com
   const full: ContextConfig = { ...DEFAULT_CONTEXT_CONFIG, ...config };
   const reason = options.reason ?? 'budget';
   const scheduler = options.scheduler ?? asyncScheduler;
-  return concatMap((state: LoopState) => {
-    if (state.ended) return of(state);
+  return loopStage((state) => {
+    if (state.ended) return state;
     const tokensBefore = estimateContextTokens(state.messages);
     const budget = reason === 'overflow' ? Math.min(effectiveBudget(full), Math.floor(tokensBefore * 0.6)) : effectiveBudget(full);
-    if (reason === 'budget' && tokensBefore <= budget) return of(state);
+    if (reason === 'budget' && tokensBefore <= budget) return state;
     const startedAt = scheduler.now();
     const result = compactMessages(state.messages, full, budget);
     const start: AgentEvent = { type: 'CompactionStart', loopId: state.loopId, reason, tokensBefore, timestamp: startedAt };
@@ -55,6 +55,6 @@ export function compactContext(config: Partial<ContextConfig> = {}, options: Com
       messagesAfter: result.messages.length,
       timestamp: scheduler.now(),
     };
-    return from<LoopOutput[]>([start, end, { ...state, messages: result.messages }]);
+    return [start, end, { ...state, messages: result.messages }];
   });
 }

@@ -1,6 +1,6 @@
 import {
   asyncScheduler, bufferCount, concat, concatMap, defer, EMPTY, from, identity, mergeMap, type MonoTypeOperatorFunction,
-  finalize, Observable, of, type OperatorFunction, type SchedulerLike, share, type Subscriber, switchMap, type TeardownLogic,
+  finalize, Observable, type Observer, of, type OperatorFunction, type SchedulerLike, share, switchMap, type TeardownLogic,
 } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
@@ -97,6 +97,23 @@ export function dispatchTools(options: DispatchToolsOptions): OperatorFunction<T
     });
 }
 
+/** `dispatchTools` over an array of calls as a plain call: the events go to `out`, then `complete`; returns the teardown. */
+export type DirectDispatch = (calls: readonly ToolCall[], out: Observer<AgentEvent>) => () => void;
+
+/**
+ * `dispatchTools` without an Observable per call, for a configuration that has nothing to wait
+ * for (no policy, hook, approval, result stage, cancellation source or steering) and runs its
+ * calls in parallel or in sequence: the same events in the same order, as plain calls. Undefined
+ * for any other configuration. The loop's tool stage uses it on every turn (`runToolCalls`).
+ */
+export function directDispatch(options: DispatchToolsOptions): DirectDispatch | undefined {
+  const strategy = options.strategy ?? 'parallel';
+  if (options.cancel$ || options.steering || (strategy !== 'parallel' && strategy !== 'sequential')) return undefined;
+  const dispatch = new Dispatch(options);
+  if (!dispatch.isDirect()) return undefined;
+  return strategy === 'parallel' ? (calls, out) => dispatch.parallel(calls, out) : (calls, out) => dispatch.sequential(calls, out);
+}
+
 /** The state of one dispatch: which tools exist, whether the rest is skipped, and why. */
 class Dispatch {
   private readonly byName: Map<string, AnyTool>;
@@ -159,8 +176,48 @@ class Dispatch {
     });
   }
 
+  isDirect(): boolean {
+    return this.direct;
+  }
+
+  /** Every call started at once, as `mergeMap` would (direct configurations only). */
+  parallel(calls: readonly ToolCall[], out: Observer<AgentEvent>): () => void {
+    let open = calls.length;
+    if (open === 0) out.complete();
+    const callDone: CallObserver = { next: (e) => out.next(e), complete: () => --open === 0 && out.complete() };
+    const teardowns: TeardownLogic[] = [];
+    for (const call of calls) teardowns.push(this.directOne(call, callDone));
+    return () => {
+      for (const teardown of teardowns) unsubscribeFrom(teardown);
+    };
+  }
+
+  /** Each call once the one before has ended, as `concatMap` would (direct configurations only). */
+  sequential(calls: readonly ToolCall[], out: Observer<AgentEvent>): () => void {
+    let index = 0;
+    let closed = false;
+    let teardown: TeardownLogic;
+    const next = (): void => {
+      if (closed) return;
+      if (index === calls.length) return out.complete();
+      teardown = this.directOne(calls[index++]!, callDone);
+    };
+    const callDone: CallObserver = { next: (e) => out.next(e), complete: next };
+    next();
+    return () => {
+      closed = true;
+      unsubscribeFrom(teardown);
+    };
+  }
+
+  /** One call of a direct configuration: what `one` does, with no Observable of its own. */
+  private directOne(call: ToolCall, out: CallObserver): TeardownLogic {
+    if (this.o.signal?.aborted) return this.immediate(call, TOOL_TEXTS.aborted, true).subscribe(out);
+    return this.runDirect(call, out);
+  }
+
   /** `dispatch` + `execute` + `finish` for a configuration without hooks, policies or stages. */
-  private runDirect(call: ToolCall, subscriber: Subscriber<AgentEvent>): TeardownLogic {
+  private runDirect(call: ToolCall, subscriber: CallObserver): TeardownLogic {
     const tool = this.byName.get(call.name);
     if (!tool) return this.immediate(call, `Tool not found: ${call.name}`, true).subscribe(subscriber);
     let args: unknown = call.arguments;
@@ -381,6 +438,14 @@ class Dispatch {
       sink.push({ type: 'HookError', loopId: this.o.loopId, hook, message: errorMessage(e), timestamp: this.now() }),
     );
   }
+}
+
+/** Where one call's events go: its events, then `complete`. */
+type CallObserver = Pick<Observer<AgentEvent>, 'next' | 'complete'>;
+
+function unsubscribeFrom(teardown: TeardownLogic): void {
+  if (typeof teardown === 'function') teardown();
+  else teardown?.unsubscribe();
 }
 
 export { TOOL_TEXTS };

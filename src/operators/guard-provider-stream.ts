@@ -102,23 +102,25 @@ function contractBreach(detail: string): ProviderError {
   return new ProviderError('other', `Provider contract breach: ${detail}`);
 }
 
-const DELTAS = new Set(['textDelta', 'thinkingDelta', 'toolCallDelta']);
-
 function breachOf(event: unknown, index: number): string | undefined {
-  const at = `event ${index}`;
-  if (event === null || event === undefined) return `${at} is ${String(event)}`;
-  if (typeof event !== 'object') return `${at} is ${typeof event} ${JSON.stringify(event)}, not a stream event object`;
+  if (event === null || event === undefined) return `event ${index} is ${String(event)}`;
+  if (typeof event !== 'object') return `event ${index} is ${typeof event} ${JSON.stringify(event)}, not a stream event object`;
   const e = event as Record<string, unknown>;
   const type = e.type;
-  if (type === 'done') return isAssistant(e.message) ? undefined : `${at} (done) has no final assistant message`;
-  if (type === 'start') return isAssistant(e.partial) ? undefined : `${at} (start) has no partial assistant message`;
-  if (type === 'toolCallStart' || DELTAS.has(type as string)) {
-    if (!isAssistant(e.partial)) return `${at} (${String(type)}) has no partial assistant message`;
-    if (typeof e.contentIndex !== 'number') return `${at} (${String(type)}) has no numeric contentIndex`;
-    if (type === 'toolCallStart') return typeof e.id === 'string' && typeof e.name === 'string' ? undefined : `${at} (toolCallStart) needs a string id and name`;
-    return typeof e.delta === 'string' ? undefined : `${at} (${String(type)}) has a delta that is not a string`;
+  if (type === 'done') return isAssistant(e.message) ? undefined : `event ${index} (done) has no final assistant message`;
+  if (type === 'start') return isAssistant(e.partial) ? undefined : `event ${index} (start) has no partial assistant message`;
+  if (type === 'textDelta' || type === 'toolCallDelta' || type === 'thinkingDelta' || type === 'toolCallStart') {
+    // The checks in the order a breach is named; the message is only built for a breach.
+    const wrong = !isAssistant(e.partial)
+      ? 'has no partial assistant message'
+      : typeof e.contentIndex !== 'number'
+        ? 'has no numeric contentIndex'
+        : type === 'toolCallStart'
+          ? typeof e.id === 'string' && typeof e.name === 'string' ? undefined : 'needs a string id and name'
+          : typeof e.delta === 'string' ? undefined : 'has a delta that is not a string';
+    return wrong === undefined ? undefined : `event ${index} (${type}) ${wrong}`;
   }
-  return `${at} has unknown type ${JSON.stringify(type) ?? 'undefined'}`;
+  return `event ${index} has unknown type ${JSON.stringify(type) ?? 'undefined'}`;
 }
 
 function isAssistant(m: unknown): boolean {

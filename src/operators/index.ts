@@ -3,7 +3,7 @@ export * from './filter-input.js';
 export * from './compact.js';
 export * from './limit-execution.js';
 export * from './to-message-events.js';
-export * from './dispatch-tools.js';
+export { dispatchTools, type DispatchToolsOptions, type SteeringCheck, TOOL_TEXTS } from './dispatch-tools.js';
 export * from './guard-provider-stream.js';
 export * from './resume-retry.js';
 export * from './loop-state.js';

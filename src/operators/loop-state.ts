@@ -95,9 +95,18 @@ export interface StageOutput {
   error(error: unknown): void;
 }
 
-/** A fresh state: nothing pending, turn 0, not ended. */
+/**
+ * A fresh state: nothing pending, turn 0, not ended. Every field of `LoopState` is there (unset
+ * ones `undefined`), always in the same order, so that every state a run derives from it with
+ * `{ ...state, field }` has the same shape (what keeps each stage's reads and copies fast).
+ */
 export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = []): LoopState {
-  return { type: 'LoopState', loopId, messages, pending, turnIndex: 0 };
+  return {
+    type: 'LoopState', loopId, messages, pending, turnIndex: 0, ended: undefined, request: undefined, partial: undefined,
+    assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined, newMessages: undefined,
+    sinceRequest: undefined, usage: undefined, lastStopReason: undefined, rejection: undefined, steeredAt: undefined,
+    overflowRecovered: undefined, startedAt: undefined, output: undefined,
+  };
 }
 
 /** Whether a stage's output is the state it leaves (rather than an event). */
@@ -151,7 +160,9 @@ export function directStage(run: StageRun): DirectStage {
         if (teardown) teardown();
       };
     });
-  return Object.assign(operator, { run });
+  // A property set on the function (no object to copy it from: a run builds a score of stages).
+  (operator as LoopStage & { run?: StageRun }).run = run;
+  return operator as DirectStage;
 }
 
 /**
@@ -236,11 +247,28 @@ export function stateByState(work: (state: LoopState, out: StageOutput, done: ()
  * (`newMessages`, `sinceRequest`: each only when present). New arrays; the state given is not changed.
  */
 export function withRecords(state: LoopState, added: readonly AgentMessage[]): LoopState {
-  if (added.length === 0) return state;
-  const next: LoopStateDraft = { ...state, messages: [...state.messages, ...added] };
-  if (state.newMessages) next.newMessages = [...state.newMessages, ...added];
-  if (state.sinceRequest) next.sinceRequest = [...state.sinceRequest, ...added];
-  return next;
+  return added.length === 0 ? state : recordInto({ ...state }, added);
+}
+
+/**
+ * {@link withRecords} on a state a stage is building (a fresh copy it owns, never one it was
+ * given), so that a stage that changes other fields too makes one copy of the state, not two.
+ */
+export function recordInto(draft: LoopStateDraft, added: readonly AgentMessage[]): LoopStateDraft {
+  if (added.length === 0) return draft;
+  draft.messages = draft.messages.concat(added);
+  if (draft.newMessages) draft.newMessages = draft.newMessages.concat(added);
+  if (draft.sinceRequest) draft.sinceRequest = draft.sinceRequest.concat(added);
+  return draft;
+}
+
+/**
+ * The state with last turn's request, messages, results and stop request cleared (set to
+ * `undefined`, not deleted: a state keeps one shape from stage to stage, which keeps every
+ * stage's reads of it fast).
+ */
+export function turnCleared(state: LoopState): LoopStateDraft {
+  return { ...state, request: undefined, partial: undefined, assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined };
 }
 
 /** A state being built by a stage (a fresh object, never one it was given): `LoopState` without `readonly`. */

@@ -1,6 +1,6 @@
 import type { LlmMessage } from '../types/message.js';
 import { Usage } from '../types/usage.js';
-import { type LoopStage, loopStage, type LoopStateDraft, type LoopState, withRecords } from './loop-state.js';
+import { type LoopStage, loopStage, recordInto } from './loop-state.js';
 
 /**
  * The turn's assistant message enters the context (put it after `settleCall`, before the tools):
@@ -25,12 +25,10 @@ export function recordAssistant(): LoopStage {
     if (!message || state.ended) return state;
     const tagged = (message as LlmMessage).turnId;
     const stored = tagged?.loopId === state.loopId && tagged.turnIndex === state.turnIndex ? message : { ...message, turnId: { loopId: state.loopId, turnIndex: state.turnIndex } };
-    const next: LoopStateDraft = {
-      ...withRecords(state, [stored]),
-      assistant: stored,
-      usage: Usage.combine(state.usage ?? Usage.empty(), message.usage),
-      lastStopReason: message.stopReason,
-    };
+    const next = recordInto({ ...state }, [stored]);
+    next.assistant = stored;
+    next.usage = Usage.combine(state.usage ?? Usage.empty(), message.usage);
+    next.lastStopReason = message.stopReason;
     if (message.stopReason === 'error' || message.stopReason === 'aborted') next.ended = message.stopReason;
     return next;
   });

@@ -1,10 +1,10 @@
-import { asyncScheduler, concatMap, identity, type MonoTypeOperatorFunction, Observable, of, type OperatorFunction, from } from 'rxjs';
+import { asyncScheduler, from, identity, type MonoTypeOperatorFunction, type Observer, type OperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { ToolCall } from '../types/content.js';
 import { type AgentMessage, type LlmMessage, type ToolResultMessage, toolCallsOf } from '../types/message.js';
 import { TOOL_TEXTS } from '../sources/tool-run.js';
-import { dispatchTools, type DispatchToolsOptions } from './dispatch-tools.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { type DirectDispatch, directDispatch, dispatchTools, type DispatchToolsOptions } from './dispatch-tools.js';
+import { type LoopStage, type LoopState, stateByState } from './loop-state.js';
 
 export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId' | 'messages' | 'onStop' | 'onInject'> {
   /** A user stage over the calls before dispatch (not applied to a truncated message); a call it drops gets an error result. */
@@ -38,51 +38,73 @@ export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId'
 export function runToolCalls(options: RunToolCallsOptions): LoopStage {
   const { toolCalls, ...dispatch } = options;
   const now = options.now ?? (() => (options.scheduler ?? asyncScheduler).now());
-  return concatMap((state: LoopState): Observable<LoopOutput> => {
+  // Nothing to wait for in the configuration: the calls run as plain calls, one dispatch per loop.
+  let direct: { loopId: string; run: DirectDispatch | undefined } | undefined;
+  const directFor = (loopId: string): DirectDispatch | undefined => {
+    if (toolCalls) return undefined;
+    if (direct?.loopId !== loopId) direct = { loopId, run: directDispatch({ ...dispatch, loopId, now }) };
+    return direct.run;
+  };
+  return stateByState((state, out, done) => {
     const assistant = state.assistant;
-    if (!assistant || assistant.stopReason === 'error' || assistant.stopReason === 'guardRail') return of(state);
-    const calls = toolCallsOf(assistant);
-    if (calls.length === 0) return of(state);
-    const truncated = assistant.stopReason === 'length';
-    return new Observable<LoopOutput>((subscriber) => {
-      const results = new Map<string, ToolResultMessage>();
-      const injected: AgentMessage[] = [];
-      let stop: string | undefined;
-      const dispatched$ = from(calls).pipe(
-        truncated ? identity : (toolCalls ?? identity),
-        dispatchTools({
-          ...dispatch,
-          loopId: state.loopId,
-          now,
-          preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (dispatch.preDispatch ?? []),
-          messages: () => state.messages,
-          onStop: (reason) => (stop = reason),
-          onInject: (messages) => injected.push(...messages),
-        }) as OperatorFunction<ToolCall, AgentEvent>,
-      );
-      return dispatched$.subscribe({
-        next: (e) => {
-          if (e.type === 'MessageEnd' && e.message.role === 'toolResult') results.set(e.message.toolCallId, e.message);
-          subscriber.next(e);
-        },
-        error: (error: unknown) => subscriber.error(error),
-        complete: () => {
-          const inOrder: ToolResultMessage[] = [];
-          for (const call of calls) {
-            let result = results.get(call.id);
-            if (!result) {
-              result = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'Tool call was dropped before dispatch.' }], isError: true, timestamp: now() };
-              subscriber.next({ type: 'MessageStart', loopId: state.loopId, message: result, timestamp: now() });
-              subscriber.next({ type: 'MessageEnd', loopId: state.loopId, message: result, timestamp: now() });
-            }
-            (result as LlmMessage).turnId = { loopId: state.loopId, turnIndex: state.turnIndex };
-            inOrder.push(result);
+    const calls = assistant && assistant.stopReason !== 'error' && assistant.stopReason !== 'guardRail' ? toolCallsOf(assistant) : [];
+    if (calls.length === 0) {
+      out.next(state);
+      return done();
+    }
+    const truncated = assistant!.stopReason === 'length';
+    // Each call's result, at the call's position (a handful of calls: found by a scan, no Map per turn).
+    const results: (ToolResultMessage | undefined)[] = new Array<ToolResultMessage | undefined>(calls.length);
+    const injected: AgentMessage[] = [];
+    let stop: string | undefined;
+    const events: Observer<AgentEvent> = {
+      next: (e) => {
+        if (e.type === 'MessageEnd' && e.message.role === 'toolResult') placeResult(calls, results, e.message);
+        out.next(e);
+      },
+      error: (error: unknown) => out.error(error),
+      complete: () => {
+        const inOrder: ToolResultMessage[] = [];
+        for (let i = 0; i < calls.length; i++) {
+          const call = calls[i]!;
+          let result = results[i];
+          if (!result) {
+            result = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'Tool call was dropped before dispatch.' }], isError: true, timestamp: now() };
+            out.next({ type: 'MessageStart', loopId: state.loopId, message: result, timestamp: now() });
+            out.next({ type: 'MessageEnd', loopId: state.loopId, message: result, timestamp: now() });
           }
-          const next: LoopState = { ...state, toolResults: inOrder, ...(injected.length > 0 ? { pending: [...state.pending, ...injected] } : {}) };
-          subscriber.next(stop === undefined ? next : { ...next, stopRequested: stop });
-          subscriber.complete();
-        },
-      });
-    });
+          (result as LlmMessage).turnId = { loopId: state.loopId, turnIndex: state.turnIndex };
+          inOrder.push(result);
+        }
+        const next: LoopState = { ...state, toolResults: inOrder, ...(injected.length > 0 ? { pending: [...state.pending, ...injected] } : {}) };
+        out.next(stop === undefined ? next : { ...next, stopRequested: stop });
+        done();
+      },
+    };
+    const run = truncated ? undefined : directFor(state.loopId);
+    if (run) return run(calls, events);
+    const subscription = from(calls).pipe(
+      truncated ? identity : (toolCalls ?? identity),
+      dispatchTools({
+        ...dispatch,
+        loopId: state.loopId,
+        now,
+        preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (dispatch.preDispatch ?? []),
+        messages: () => state.messages,
+        onStop: (reason) => (stop = reason),
+        onInject: (messages) => injected.push(...messages),
+      }) as OperatorFunction<ToolCall, AgentEvent>,
+    ).subscribe(events);
+    return () => subscription.unsubscribe();
   });
+}
+
+/** Puts a result at the position of the first call with its id that has none yet. */
+function placeResult(calls: readonly ToolCall[], results: (ToolResultMessage | undefined)[], result: ToolResultMessage): void {
+  for (let i = 0; i < calls.length; i++) {
+    if (calls[i]!.id === result.toolCallId && results[i] === undefined) {
+      results[i] = result;
+      return;
+    }
+  }
 }

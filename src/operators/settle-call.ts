@@ -1,9 +1,9 @@
-import { asyncScheduler, concatMap, from, of, type SchedulerLike } from 'rxjs';
+import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AssistantMessage, StopReason } from '../types/message.js';
 import { errorMessage, isProviderError } from '../types/errors.js';
 import { Usage } from '../types/usage.js';
-import type { LoopOutput, LoopStage, LoopState } from './loop-state.js';
+import { type LoopOutput, type LoopStage, loopStage, type LoopState } from './loop-state.js';
 
 export interface SettleCallOptions {
   /** The model asked, named on a message made when the stream left no partial (unless the failure names the model it went to). */
@@ -39,15 +39,15 @@ export interface SettleCallOptions {
  */
 export function settleCall(options: SettleCallOptions): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  return concatMap((state: LoopState) => {
-    if (state.ended || state.assistant) return of(state);
+  return loopStage((state) => {
+    if (state.ended || state.assistant) return state;
     const closed = closedPartial(state, options, scheduler.now());
     const message = options.tagTurn ? ({ ...closed, turnId: { loopId: state.loopId, turnIndex: state.turnIndex } } as AssistantMessage) : closed;
     const timestamp = scheduler.now();
     const out: LoopOutput[] = [];
     if (!state.partial) out.push({ type: 'MessageStart', loopId: state.loopId, message, timestamp } satisfies AgentEvent);
     out.push({ type: 'MessageEnd', loopId: state.loopId, message, timestamp }, { ...state, assistant: message });
-    return from(out);
+    return out;
   });
 }
 

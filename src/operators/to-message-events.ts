@@ -52,51 +52,65 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
  * (no subscriber hop per delta); it throws what `onPartial` / `onEnd` throw.
  */
 export function messageEventsOf(options: ToMessageEventsOptions, emit: (event: AgentEvent) => void): (e: StreamEvent | StreamReset) => void {
-  const { loopId, now, onPartial, onEnd } = options;
-  let started = false;
-  const start = (partial: AssistantMessage): void => {
-    onPartial?.(partial);
-    if (started) return;
-    started = true;
-    emit({ type: 'MessageStart', loopId, message: partial, timestamp: now() });
-  };
-  const update = (message: AssistantMessage, delta: StreamDelta): void => {
-    onPartial?.(message);
-    emit({ type: 'MessageUpdate', loopId, message, delta, timestamp: now() });
-  };
-  return (e) => {
+  const events = new MessageEvents(options, emit);
+  return (e) => events.push(e);
+}
+
+/** The state of {@link messageEventsOf} over one message: one object, its `push` called per stream event. */
+class MessageEvents {
+  private started = false;
+
+  constructor(
+    private readonly options: ToMessageEventsOptions,
+    private readonly emit: (event: AgentEvent) => void,
+  ) {}
+
+  push(e: StreamEvent | StreamReset): void {
+    const { loopId, now, onPartial, onEnd } = this.options;
     switch (e.type) {
       case 'reset':
         // A retry diverged from what was shown (see resumeRetry): the UI starts over from e.message.
-        if (!started) start(e.message);
+        if (!this.started) this.start(e.message);
         onPartial?.(e.message);
-        emit({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
+        this.emit({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
         return;
       case 'start':
-        start(e.partial);
+        this.start(e.partial);
         return;
       case 'textDelta':
-        if (!started) start(e.partial);
-        update(e.partial, { type: 'text', contentIndex: e.contentIndex, delta: e.delta });
+        if (!this.started) this.start(e.partial);
+        this.update(e.partial, { type: 'text', contentIndex: e.contentIndex, delta: e.delta });
         return;
       case 'thinkingDelta':
-        if (!started) start(e.partial);
-        update(e.partial, { type: 'thinking', contentIndex: e.contentIndex, delta: e.delta });
+        if (!this.started) this.start(e.partial);
+        this.update(e.partial, { type: 'thinking', contentIndex: e.contentIndex, delta: e.delta });
         return;
       case 'toolCallStart':
-        if (!started) start(e.partial);
-        update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: '', id: e.id, name: e.name });
+        if (!this.started) this.start(e.partial);
+        this.update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: '', id: e.id, name: e.name });
         return;
       case 'toolCallDelta':
-        if (!started) start(e.partial);
-        update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: e.delta });
+        if (!this.started) this.start(e.partial);
+        this.update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: e.delta });
         return;
       case 'done':
-        if (!started) start(e.message);
+        if (!this.started) this.start(e.message);
         onPartial?.(e.message);
         onEnd?.(e.message);
-        emit({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
+        this.emit({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
         return;
     }
-  };
+  }
+
+  private start(partial: AssistantMessage): void {
+    this.options.onPartial?.(partial);
+    if (this.started) return;
+    this.started = true;
+    this.emit({ type: 'MessageStart', loopId: this.options.loopId, message: partial, timestamp: this.options.now() });
+  }
+
+  private update(message: AssistantMessage, delta: StreamDelta): void {
+    this.options.onPartial?.(message);
+    this.emit({ type: 'MessageUpdate', loopId: this.options.loopId, message, delta, timestamp: this.options.now() });
+  }
 }

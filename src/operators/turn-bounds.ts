@@ -2,7 +2,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { TurnTrigger } from '../types/config.js';
 import { type AgentMessage, type LlmMessage, isExtension } from '../types/message.js';
-import { announce, type LoopOutput, type LoopStage, loopStage, type LoopState, withRecords } from './loop-state.js';
+import { announce, type LoopOutput, type LoopStage, loopStage, type LoopState, recordInto, turnCleared } from './loop-state.js';
 
 export interface TurnBoundsOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -51,8 +51,9 @@ export function startTurn(options: StartTurnOptions = {}): LoopStage {
       added.push(stored);
       out.push(...announce(loopId, stored, timestamp));
     }
-    const { request: _r, partial: _p, assistant: _a, failure: _f, toolResults: _t, stopRequested: _s, ...kept } = state;
-    out.push(withRecords({ ...kept, pending: [] }, added));
+    const next = turnCleared(state);
+    next.pending = [];
+    out.push(recordInto(next, added));
     return out;
   });
 }
@@ -90,7 +91,7 @@ export function endTurn(options: EndTurnOptions = {}): LoopStage {
     const end: AgentEvent = { type: 'TurnEnd', loopId, turnIndex, message: stored, usage: message.usage, timestamp: scheduler.now(), toolResults: [...toolResults] };
     const next: LoopState = recorded
       ? { ...state, turnIndex: turnIndex + 1 }
-      : { ...withRecords(state, [stored, ...toolResults]), assistant: stored, turnIndex: turnIndex + 1 };
+      : { ...recordInto({ ...state }, [stored, ...toolResults]), assistant: stored, turnIndex: turnIndex + 1 };
     return [end, ended ? { ...next, ended } : next];
   });
 }

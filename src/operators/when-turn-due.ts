@@ -1,5 +1,5 @@
 import { isExtension } from '../types/message.js';
-import { type DirectStage, directStage, type LoopStage, type LoopState, runStage } from './loop-state.js';
+import { type DirectStage, directStage, type LoopStage, type LoopState, runStage, turnCleared } from './loop-state.js';
 
 /**
  * The boundary of a turn: last turn's fields (`request`, `partial`, `assistant`, `failure`,
@@ -30,8 +30,7 @@ export function whenTurnDue(turn: LoopStage): DirectStage {
 /** The state without last turn's request, messages, results and stop request. */
 function lastTurnCleared(state: LoopState): LoopState {
   if (!state.request && !state.partial && !state.assistant && !state.failure && !state.toolResults && state.stopRequested === undefined) return state;
-  const { request: _r, partial: _p, assistant: _a, failure: _f, toolResults: _t, stopRequested: _s, ...kept } = state;
-  return kept;
+  return turnCleared(state);
 }
 
 /** Whether a model call is due: messages wait to be sent, or the context does not end with the model's answer. */

@@ -24,9 +24,13 @@ export class AssistantMessageBuilder {
   private opening: AssistantMessage | undefined;
   /** Blocks changed without an event of their own (a signature): copied by the next snapshot. */
   private touched: number[] = [];
-  private readonly argBuffers = new Map<number, string>();
-  /** Content index of each keyed block, per kind (made on first use: most messages key one kind or none). */
-  private readonly keyed: Partial<Record<BlockKind, Map<string | number, number>>> = {};
+  /** Each tool call's argument JSON so far, by content index (other blocks leave a hole). */
+  private argBuffers: (string | undefined)[] = [];
+  /**
+   * The keyed blocks: kind, key and content index of each, side by side (a message has a handful:
+   * a scan finds one, with no Map per message).
+   */
+  private keyed: { kinds: BlockKind[]; keys: (string | number)[]; indices: number[] } | undefined;
 
   constructor(model: string, provider: string, timestamp: number) {
     this.partial = {
@@ -113,13 +117,13 @@ export class AssistantMessageBuilder {
     const block = this.partial.content[index] as ToolCall;
     if (id) block.id = id;
     if (name) block.name = name;
-    this.argBuffers.set(index, this.argBuffers.get(index) ?? '');
+    this.argBuffers[index] ??= '';
     return { type: 'toolCallStart', contentIndex: index, id: block.id, name: block.name, partial: this.snapshot(index) };
   }
 
   toolCallDelta(delta: string, key?: string | number): StreamEvent {
     const index = this.blockIndex('toolCall', key);
-    this.argBuffers.set(index, (this.argBuffers.get(index) ?? '') + delta);
+    this.argBuffers[index] = (this.argBuffers[index] ?? '') + delta;
     return { type: 'toolCallDelta', contentIndex: index, delta, partial: this.last ?? this.snapshot(index) };
   }
 
@@ -128,7 +132,7 @@ export class AssistantMessageBuilder {
     const start = this.toolCallStart(id, name, key ?? id);
     const index = (start as { contentIndex: number }).contentIndex;
     const json = JSON.stringify(args);
-    this.argBuffers.set(index, json);
+    this.argBuffers[index] = json;
     return [start, { type: 'toolCallDelta', contentIndex: index, delta: json, partial: this.last ?? this.snapshot(index) }];
   }
 
@@ -152,7 +156,10 @@ export class AssistantMessageBuilder {
    * message was cut short (`length`), where the truncation guard deals with them.
    */
   finish(stopReason: StopReason, errorMessage?: string): StreamEvent {
-    for (const [index, json] of this.argBuffers) {
+    const buffers = this.argBuffers;
+    for (let index = 0; index < buffers.length; index++) {
+      const json = buffers[index];
+      if (json === undefined) continue;
       const block = this.partial.content[index] as ToolCall;
       if (json.trim() === '') {
         block.arguments = {};
@@ -174,7 +181,7 @@ export class AssistantMessageBuilder {
         );
       }
     }
-    this.argBuffers.clear();
+    this.argBuffers = [];
     for (const block of this.partial.content) flattenText(block);
     this.partial.stopReason = stopReason;
     if (errorMessage !== undefined) this.partial.errorMessage = errorMessage;
@@ -190,12 +197,14 @@ export class AssistantMessageBuilder {
       if (last >= 0 && content[last]!.type === kind) return last;
       return content.push(newBlock(kind)) - 1;
     }
-    const blocks = (this.keyed[kind] ??= new Map());
-    let index = blocks.get(key);
-    if (index === undefined) {
-      index = content.push(newBlock(kind)) - 1;
-      blocks.set(key, index);
+    const keyed = (this.keyed ??= { kinds: [], keys: [], indices: [] });
+    for (let i = keyed.keys.length - 1; i >= 0; i--) {
+      if (keyed.keys[i] === key && keyed.kinds[i] === kind) return keyed.indices[i]!;
     }
+    const index = content.push(newBlock(kind)) - 1;
+    keyed.kinds.push(kind);
+    keyed.keys.push(key);
+    keyed.indices.push(index);
     return index;
   }
 }
