@@ -1,4 +1,4 @@
-import { BehaviorSubject, defer, Observable, type Observer, Subscription, type Unsubscribable } from 'rxjs';
+import { BehaviorSubject, Observable, Subject, type Observer, Subscription, type Unsubscribable } from 'rxjs';
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import { RunReplay } from './run-replay.js';
 import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } from '../view/transcript-state.js';
@@ -64,6 +64,7 @@ interface DeltaRun {
  * renders does not pay a snapshot per delta. Waiting, consecutive text and thinking deltas to
  * one block are gathered into one delta, and the deltas of a message that has ended are dropped
  * (its MessageEnd replaces what they streamed), so what waits is a few entries per message.
+ * It also hands every event to the agent's `events$`, while that has subscribers.
  */
 export class TranscriptStore {
   private fold: TranscriptFold = emptyFold;
@@ -73,10 +74,28 @@ export class TranscriptStore {
   /** The delta run being gathered: the last entry of `pending`, while only its deltas came since. */
   private gathering: DeltaRun | undefined;
   private readonly subject = new BehaviorSubject<Transcript>(emptyFold.view);
+  /** Subscribers of `state$` and `events$`, counted here: `push` reads them for every event. */
+  private watchers = 0;
+  private eventWatchers = 0;
+  private readonly events = new Subject<AgentEvent>();
+  /** Every event pushed, hot (the agent's `events$`); nothing is handed over while nobody watches. */
+  readonly events$: Observable<AgentEvent> = new Observable<AgentEvent>((subscriber) => {
+    this.eventWatchers++;
+    const watching = this.events.subscribe(subscriber);
+    return () => {
+      this.eventWatchers--;
+      watching.unsubscribe();
+    };
+  });
   /** The current state first, then each change. */
-  readonly state$: Observable<Transcript> = defer(() => {
+  readonly state$: Observable<Transcript> = new Observable<Transcript>((subscriber) => {
     this.catchUp();
-    return this.subject;
+    this.watchers++;
+    const watching = this.subject.subscribe(subscriber);
+    return () => {
+      this.watchers--;
+      watching.unsubscribe();
+    };
   });
 
   get value(): Transcript {
@@ -85,7 +104,13 @@ export class TranscriptStore {
   }
 
   push(event: AgentEvent): void {
-    if (this.subject.observed) {
+    this.take(event);
+    if (this.eventWatchers > 0) this.events.next(event);
+  }
+
+  /** Folds `event` now (state$ is watched) or keeps it waiting. */
+  private take(event: AgentEvent): void {
+    if (this.watchers > 0) {
       this.catchUp();
       this.apply(event);
       return;

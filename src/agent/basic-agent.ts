@@ -1,4 +1,4 @@
-import { asyncScheduler, defer, finalize, Observable, type Observer, type SchedulerLike, Subject, Subscription } from 'rxjs';
+import { asyncScheduler, defer, finalize, Observable, type Observer, type SchedulerLike, Subscription } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, userMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
@@ -43,7 +43,6 @@ export class BasicAgent extends AgentControls {
   private conversation: AgentMessage[] = [];
   private readonly steering: MessageQueue;
   private readonly followUps: MessageQueue;
-  private readonly eventsSubject = new Subject<AgentEvent>();
   private controller: AbortController | undefined;
   private streaming = false;
   private loopCounters = new Map<string, number>();
@@ -55,9 +54,9 @@ export class BasicAgent extends AgentControls {
   /** The most recent loop id; the parent of the next continuation. */
   lastLoopId: string | undefined;
 
-  /** Every event of every run, hot. A subscriber that throws is reported by RxJS and cannot break a run. */
-  readonly events$: Observable<AgentEvent> = this.eventsSubject.asObservable();
   private readonly store = new TranscriptStore();
+  /** Every event of every run, hot. A subscriber that throws is reported by RxJS and cannot break a run. */
+  readonly events$: Observable<AgentEvent> = this.store.events$;
   /** The agent's view state ({@link Transcript}), hot with a current value: a new subscriber gets it at once. */
   readonly state$: Observable<Transcript> = this.store.state$;
   /** The current view state. */
@@ -331,7 +330,9 @@ export class BasicAgent extends AgentControls {
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
     const traced$ = this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$;
-    const { controls, store, eventsSubject } = this;
+    // What a delta touches is kept to the agent, its store and the sink: with hundreds of agents
+    // interleaved, every other object a delta reads is a likely cache miss.
+    const { controls, store } = this;
     const following = new Subscription();
     let started = false;
     following.add(relay(traced$, {
@@ -340,15 +341,12 @@ export class BasicAgent extends AgentControls {
         try {
           if (event.type === 'MessageUpdate') {
             // The hot path (a run's deltas): no agent state changes with a delta but the view's.
-            const recorder = this.recorder;
-            if (recorder.recordsStreamingEvents) recorder.onEvent(event);
+            if (this.recordsDeltas) this.recorder.onEvent(event);
           } else {
             onEvent(event);
             controls.observe(event, this.recorder);
           }
-          store.push(event);
-          // Nobody on events$: nothing to hand over (and no Subject.next to pay for every delta).
-          if (eventsSubject.observed) eventsSubject.next(event);
+          store.push(event); // and to events$, when watched
         } catch (e) {
           sink.error(e); // what fails here fails the run, it is not lost
           following.unsubscribe();
