@@ -19,7 +19,6 @@ import { shareRun, TranscriptStore } from './agent-state.js';
 import type { Transcript } from '../view/transcript-state.js';
 import type { BasicAgentOptions } from './agent-builder.js';
 import { AgentControls } from './agent-controls.js';
-import { relay } from '../sources/relay.js';
 import type { RestoredAgentState } from './agent-session.js';
 
 export type { AgentRunOptions, BasicAgentOptions } from './agent-builder.js';
@@ -335,7 +334,7 @@ export class BasicAgent extends AgentControls {
     const { controls, store } = this;
     const following = new Subscription();
     let started = false;
-    following.add(relay(traced$, {
+    following.add(traced$.subscribe({
       next: (event) => {
         started = true;
         try {

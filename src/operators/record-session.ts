@@ -1,6 +1,5 @@
 import { type MonoTypeOperatorFunction, Observable } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import { relay } from '../sources/relay.js';
 
 /** What `recordSession` feeds: a `SessionRecorder`, or anything else that takes events. */
 export interface AgentEventSink {
@@ -49,12 +48,11 @@ export function recordSession(recorder: AgentEventSink, options: RecordSessionOp
       }
     }
   };
-  // A relay rather than `tap`: a call site of its own per event (tap's is shared by every tap in the
-  // process), and no SafeSubscriber between the source and this operator.
+  // Its own subscriber rather than `tap`: a call site of its own per event (tap's is shared by every tap in the process).
   return (source) =>
     new Observable<AgentEvent>((subscriber) => {
       const recordsUpdates = recorder.recordsStreamingEvents !== false;
-      return relay(source, {
+      return source.subscribe({
         next: (event) => {
           // The hot path: ~10^4 deltas per run that a recorder keeping no streaming events drops.
           if (event.type !== 'MessageUpdate' || recordsUpdates) record(event);
