@@ -68,6 +68,48 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     expect(u2.message).not.toBe(u1.message);
   });
 
+  it('a subscriber that comes after any event gets every event before it equal, however the runs of deltas were cut', () => {
+    // Text in two blocks (interleaved by key), thinking, a tool call between them, a usage change: the kept
+    // runs of deltas start and end at many places, and a late subscriber may come inside any of them.
+    const b = new AssistantMessageBuilder('m', 'p', 1);
+    const start = b.start();
+    const events: AgentEvent[] = [{ type: 'MessageStart', loopId: 'L', message: start.type === 'start' ? start.partial : (undefined as never), timestamp: 0 }];
+    let t = 1;
+    for (const piece of ['Once ', 'upon ', 'a ', 'time']) events.push(update('L', b.text(piece, 'a'), t++));
+    for (const piece of ['hm', 'mm']) events.push(update('L', b.thinking(piece), t++));
+    for (const piece of [', there', ' was']) events.push(update('L', b.text(piece, 'a'), t++));
+    events.push(update('L', b.text('other', 'b'), t++));
+    events.push(update('L', b.text(' block', 'b'), t++));
+    events.push(update('L', b.text(' again', 'a'), t++));
+    b.setUsage({ input: 1, output: 2 });
+    for (const piece of [' and', ' on']) events.push(update('L', b.text(piece, 'a'), t++));
+    events.push(update('L', b.toolCallStart('c1', 'add'), t++, { id: 'c1', name: 'add' }));
+    events.push(update('L', b.toolCallDelta('{}'), t++));
+    for (const piece of [' the', ' end']) events.push(update('L', b.text(piece, 'a'), t++));
+    const done = b.finish('toolUse');
+    events.push({ type: 'MessageEnd', loopId: 'L', message: done.type === 'done' ? done.message : (undefined as never), timestamp: t++ });
+    // A second message: a subscriber that comes while it streams gets the first one's runs cut from the first.
+    const c = new AssistantMessageBuilder('m', 'p', 2);
+    const second = c.start();
+    events.push({ type: 'MessageStart', loopId: 'L', message: second.type === 'start' ? second.partial : (undefined as never), timestamp: t++ });
+    for (const piece of ['Later', ' on', ', more', ' text than before']) events.push(update('L', c.text(piece), t++));
+
+    for (let at = 0; at <= events.length; at++) {
+      const subject = new RunReplay();
+      const late: AgentEvent[] = [];
+      events.forEach((e, i) => {
+        if (i === at) subject.subscribe({ next: (x) => late.push(x) });
+        subject.next(e);
+      });
+      if (at === events.length) subject.subscribe({ next: (x) => late.push(x) });
+      subject.complete();
+      expect(late).toEqual(events);
+      const after = [] as AgentEvent[];
+      subject.subscribe({ next: (x) => after.push(x) }); // and once the run has ended
+      expect(after).toEqual(events);
+    }
+  });
+
   it('keeps an update of another loop as it was, and a delta with more fields whole', () => {
     const a = new AssistantMessageBuilder('m', 'p', 1);
     const events: AgentEvent[] = [
