@@ -42,8 +42,8 @@ const MAX_COMMAND_BYTES = 64 * 1024;
  * `phi-rx:end` frame; a failed run (`RemoteRunError`) a `phi-rx:error` `RunFailed`, entries
  * trimmed before they were sent (`StreamTrimmedError`) a `phi-rx:error` `ResumeGap`; a
  * `Last-Event-ID` that is no stream id a 400. `POST {base}/{id}/commands` (`steer`, `followUp`,
- * `abort`, as `runCommands` sends them) goes to the worker with `sendRunControl`; 409 once the
- * run's stream has ended.
+ * `abort`, `approve`, `cancelToolCall`, as `runCommands` sends them) goes to the worker with
+ * `sendRunControl`; 409 once the run's stream has ended.
  *
  * @example
  * const redis = await createClient({ url }).connect();
@@ -141,9 +141,7 @@ export class RedisEventRelay {
       const last = entriesOf(await this.client.sendCommand(['XREVRANGE', key, '+', '-', 'COUNT', '1']), key)[0];
       const kind = last?.fields['kind'];
       if (kind === 'complete' || kind === 'error') return sendJson(res, 409, { error: `run "${runId}" is over; ${command.type} has nothing to act on` });
-      const control = controlOf(command);
-      if (!control) return sendJson(res, 400, { error: `run "${runId}": ${command.type} commands are not relayed over Redis` });
-      await sendRunControl(this.client, key, control);
+      await sendRunControl(this.client, key, controlOf(command));
     } catch (e) {
       return sendJson(res, 502, { error: `Redis: ${(e as Error).message}` });
     }
@@ -163,8 +161,20 @@ function errorData(error: unknown): TransportErrorData {
   return { code: 'RunFailed', message: `relaying the run failed: ${message}` };
 }
 
-function controlOf(command: RunCommand): RunControl | undefined {
-  if (command.type === 'approve' || command.type === 'cancelToolCall') return undefined;
-  return command.type === 'abort' ? { kind: 'abort' } : { kind: command.type, message: command.text };
+function controlOf(command: RunCommand): RunControl {
+  switch (command.type) {
+    case 'abort':
+      return { kind: 'abort' };
+    case 'approve': {
+      const { type: _type, ...answer } = command;
+      return { kind: 'approve', ...answer };
+    }
+    case 'cancelToolCall': {
+      const { type: _type, ...cancel } = command;
+      return { kind: 'cancelToolCall', ...cancel };
+    }
+    default:
+      return { kind: command.type, message: command.text };
+  }
 }
 

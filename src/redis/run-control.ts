@@ -9,7 +9,14 @@ import { checkStreamId, entriesOfXRead, type RedisCommander, type StreamEntry } 
 export type RunControl =
   | { readonly kind: 'steer'; readonly message: string | AgentMessage; readonly policy?: SteeringPolicy }
   | { readonly kind: 'followUp'; readonly message: string | AgentMessage }
-  | { readonly kind: 'abort'; readonly reason?: string };
+  | { readonly kind: 'abort'; readonly reason?: string }
+  /** Answers a call waiting for approval (`agent.approve`), by the id its ToolApprovalRequested event carried. */
+  | {
+    readonly kind: 'approve'; readonly toolCallId: string; readonly approved: boolean;
+    readonly args?: Record<string, unknown>; readonly reason?: string;
+  }
+  /** Cancels one tool call (`agent.cancelToolCall`), by the id its events carried. */
+  | { readonly kind: 'cancelToolCall'; readonly toolCallId: string; readonly reason?: string };
 
 /** A control message read back, with its stream id (to resume after, e.g. when another worker takes the run over). */
 export interface StreamedControl {
@@ -17,18 +24,20 @@ export interface StreamedControl {
   readonly control: RunControl;
 }
 
-/** The part of BasicAgent a control stream drives. */
+/** The part of BasicAgent a control stream drives (`approve` and `cancelToolCall` for those controls only). */
 export interface ControllableAgent {
   steer(message: string | AgentMessage, policy?: SteeringPolicy): void;
   followUp(message: string | AgentMessage): void;
   abort(reason?: unknown): void;
+  approve?(toolCallId: string, decision: { approved: boolean; args?: Record<string, unknown>; reason?: string }): unknown;
+  cancelToolCall?(toolCallId: string, reason?: string): unknown;
 }
 
 /** The control stream of a run's event stream: `<streamKey>:control`. */
 export const controlKeyOf = (streamKey: string): string => `${streamKey}:control`;
 
 /**
- * Sends steering, a follow-up or an abort to the worker running the run on `streamKey` (an
+ * Sends steering, a follow-up, an abort, an approval answer or a tool-call cancellation to the worker running the run on `streamKey` (an
  * `XADD` to `<streamKey>:control`, bounded to `maxLen` entries). Resolves with the entry id.
  * Throws a TypeError naming the field when the control is malformed, before sending anything.
  *
@@ -76,11 +85,30 @@ export function readRunControl(client: RedisCommander, streamKey: string, option
   });
 }
 
-/** Hands one control message to the agent: `steer`, `followUp` or `abort`. */
+/**
+ * Hands one control message to the agent. An approval for a call the agent does not know is the
+ * agent's error (BasicAgent's `AgentError` `UnknownToolCall`), thrown here for the worker to
+ * handle; an agent without `approve` / `cancelToolCall` gets a TypeError saying which it lacks.
+ */
 export function applyRunControl(agent: ControllableAgent, control: RunControl): void {
-  if (control.kind === 'steer') agent.steer(control.message, control.policy);
-  else if (control.kind === 'followUp') agent.followUp(control.message);
-  else agent.abort(control.reason);
+  switch (control.kind) {
+    case 'steer':
+      return agent.steer(control.message, control.policy);
+    case 'followUp':
+      return agent.followUp(control.message);
+    case 'abort':
+      return agent.abort(control.reason);
+    case 'approve': {
+      if (!agent.approve) throw new TypeError(`applyRunControl: the agent has no approve() for the approval of "${control.toolCallId}"`);
+      const { kind: _kind, toolCallId, ...decision } = control;
+      agent.approve(toolCallId, decision);
+      return;
+    }
+    case 'cancelToolCall':
+      if (!agent.cancelToolCall) throw new TypeError(`applyRunControl: the agent has no cancelToolCall() for "${control.toolCallId}"`);
+      agent.cancelToolCall(control.toolCallId, control.reason);
+      return;
+  }
 }
 
 function decodeControl(key: string, entry: StreamEntry): RunControl {
@@ -96,17 +124,25 @@ function decodeControl(key: string, entry: StreamEntry): RunControl {
 
 const POLICIES: readonly string[] = ['wait', 'skip', 'interrupt'] satisfies SteeringPolicy[];
 
+const KINDS = '"steer", "followUp", "abort", "approve" or "cancelToolCall"';
+
 function checkControl(raw: unknown, where: string): RunControl {
-  const control = raw as { kind?: unknown; message?: unknown; policy?: unknown; reason?: unknown } | null;
+  const control = raw as { kind?: unknown; message?: unknown; policy?: unknown; reason?: unknown; toolCallId?: unknown; approved?: unknown; args?: unknown } | null;
   if (typeof control !== 'object' || control === null) throw new TypeError(`${where}: a control must be an object`);
   const { kind } = control;
-  if (kind === 'abort') {
-    if (control.reason !== undefined && typeof control.reason !== 'string') throw new TypeError(`${where}: control.reason must be a string`);
-    return control.reason === undefined ? { kind } : { kind, reason: control.reason };
+  if (control.reason !== undefined && typeof control.reason !== 'string') throw new TypeError(`${where}: control.reason must be a string`);
+  const why = control.reason === undefined ? {} : { reason: control.reason };
+  if (kind === 'abort') return { kind, ...why };
+  if (kind === 'approve' || kind === 'cancelToolCall') {
+    const { toolCallId } = control;
+    if (typeof toolCallId !== 'string' || toolCallId === '') throw new TypeError(`${where}: control.toolCallId must be a non-empty string`);
+    if (kind === 'cancelToolCall') return { kind, toolCallId, ...why };
+    if (typeof control.approved !== 'boolean') throw new TypeError(`${where}: control.approved must be true or false`);
+    const { args } = control;
+    if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) throw new TypeError(`${where}: control.args must be an object`);
+    return { kind, toolCallId, approved: control.approved, ...(args === undefined ? {} : { args: args as Record<string, unknown> }), ...why };
   }
-  if (kind !== 'steer' && kind !== 'followUp') {
-    throw new TypeError(`${where}: control.kind must be "steer", "followUp" or "abort", got ${JSON.stringify(kind)}`);
-  }
+  if (kind !== 'steer' && kind !== 'followUp') throw new TypeError(`${where}: control.kind must be ${KINDS}, got ${JSON.stringify(kind)}`);
   const message = checkMessage(control.message, where);
   if (kind === 'followUp') return { kind, message };
   if (control.policy !== undefined && !POLICIES.includes(control.policy as string)) {

@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'redis';
-import { lastValueFrom, map, toArray } from 'rxjs';
+import { lastValueFrom, map, tap, toArray } from 'rxjs';
+import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BasicAgent, type AgentEvent } from '../../src/index.js';
+import { BasicAgent, defineTool, textOf, type AgentEvent, type ToolResultMessage } from '../../src/index.js';
 import { appendToStream, applyRunControl, readRunControl, RedisEventRelay, type RedisCommander, type RedisReader } from '../../src/redis/index.js';
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { EventStreamError, fromEventStream, runCommands } from '../../src/transport/index.js';
@@ -153,5 +154,60 @@ describe.skipIf(missing !== undefined)('RedisEventRelay: web processes relaying 
     expect((await events).at(-1)).toMatchObject({ type: 'AgentEnd', stopReason: 'aborted' });
     await expect(commands.abort()).rejects.toThrow(/HTTP 409: run "r\d+" is over; abort has nothing to act on/);
     await expect(runCommands(`${a.url}/runs/${run}/commands`).send({ type: 'steer' } as never)).rejects.toThrow(/HTTP 400: .*"text"/);
+  });
+
+  it('carries approve and cancelToolCall POSTed to a web process to the worker: the waiting call runs, the slow one ends cancelled', async () => {
+    const [a, b] = [await startWeb(), await startWeb()];
+    const run = `r${++runs}`;
+    const [worker, workerReader] = [await connect(), await connect()];
+    const transfer = defineTool({
+      name: 'transfer', description: 'Moves money', parameters: z.object({ amount: z.number() }), needsApproval: true,
+      execute: ({ amount }) => `moved ${amount}`,
+    });
+    const wait = defineTool({
+      name: 'wait', description: 'Waits a long time', parameters: z.object({}),
+      execute: (_args, ctx) => new Promise<string>((resolve) => {
+        const timer = setTimeout(() => resolve('waited'), 20_000);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve('stopped');
+        });
+      }),
+    });
+    let n = 0;
+    const agentWithTools = new BasicAgent({
+      model: scriptedModel(), systemPrompt: 'sys', ids: () => `id${++n}`, retry: false, tools: [transfer, wait],
+      provider: scriptedProvider([
+        { toolCalls: [{ name: 'transfer', arguments: { amount: 50 }, id: 't1' }, { name: 'wait', arguments: {}, id: 'w1' }] },
+        { text: 'Done.' },
+      ]),
+    });
+    const applied: string[] = [];
+    const controls = readRunControl(workerReader as RedisCommander, `run:${run}`, { blockMs: 100 }).subscribe(({ control }) => {
+      applied.push(control.kind);
+      applyRunControl(agentWithTools, control);
+    });
+    // The page: watches the run on web process b, answers on web process a what it sees.
+    const commands = runCommands(`${a.url}/runs/${run}/commands`);
+    const posted: Array<Promise<void>> = [];
+    const seen = lastValueFrom(fromEventStream(`${b.url}/runs/${run}/events`).pipe(
+      tap((e) => {
+        if (e.type === 'ToolApprovalRequested') posted.push(commands.approve(e.toolCallId, { approved: true, args: { amount: 20 } }));
+        if (e.type === 'ToolExecutionStart' && e.toolName === 'wait') posted.push(commands.cancelToolCall(e.toolCallId, 'too slow'));
+      }),
+      toArray(),
+    ));
+    const last = await lastValueFrom(agentWithTools.prompt('pay').pipe(appendToStream(worker, `run:${run}`)));
+    await Promise.all(posted);
+    controls.unsubscribe();
+    expect(applied.sort()).toEqual(['approve', 'cancelToolCall']);
+    expect(last.type).toBe('AgentEnd');
+    const ended = last as Extract<AgentEvent, { type: 'AgentEnd' }>;
+    const results = ended.messages.filter((m): m is ToolResultMessage => m.role === 'toolResult').map((m) => [m.toolCallId, textOf(m), m.isError]);
+    expect(results).toEqual([['t1', 'moved 20', false], ['w1', 'Tool call cancelled: too slow', true]]);
+    expect(ended.stopReason).toBe('stop');
+    const page = await seen;
+    expect(page.filter((e) => e.type === 'ToolApprovalResolved')).toMatchObject([{ toolCallId: 't1', approved: true }]);
+    expect(page.at(-1)).toMatchObject({ type: 'AgentEnd', stopReason: 'stop' });
   });
 });

@@ -135,6 +135,36 @@ describe.skipIf(missing !== undefined)('Redis Streams relay against a real redis
     ]);
   });
 
+  it('carries approval answers and tool-call cancellations back to the worker, in order', async () => {
+    const [web, workerReader] = [await connect(), await connect()];
+    const run = key();
+    const controls: RunControl[] = [
+      { kind: 'approve', toolCallId: 't1', approved: true, args: { amount: 20 } },
+      { kind: 'approve', toolCallId: 't2', approved: false, reason: 'over the limit' },
+      { kind: 'cancelToolCall', toolCallId: 't3', reason: 'too slow' },
+    ];
+    for (const c of controls) await sendRunControl(web, run, c);
+    const calls: unknown[][] = [];
+    const worker: ControllableAgent = {
+      steer: () => undefined,
+      followUp: () => undefined,
+      abort: () => undefined,
+      approve: (...args) => void calls.push(['approve', ...args]),
+      cancelToolCall: (...args) => void calls.push(['cancelToolCall', ...args]),
+    };
+    const got = await lastValueFrom(readRunControl(workerReader, run, { blockMs: 200 }).pipe(take(3), toArray()));
+    expect(got.map((g) => g.control)).toEqual(controls);
+    got.forEach(({ control }) => applyRunControl(worker, control));
+    expect(calls).toEqual([
+      ['approve', 't1', { approved: true, args: { amount: 20 } }],
+      ['approve', 't2', { approved: false, reason: 'over the limit' }],
+      ['cancelToolCall', 't3', 'too slow'],
+    ]);
+    // An agent that cannot approve is told so, naming the call, rather than the answer being dropped.
+    const plain: ControllableAgent = { steer: () => undefined, followUp: () => undefined, abort: () => undefined };
+    expect(() => applyRunControl(plain, controls[0]!)).toThrow(/the agent has no approve\(\) for the approval of "t1"/);
+  });
+
   it('aborts a running agent from another connection', async () => {
     const [web, worker, workerReader] = [await connect(), await connect(), await connect()];
     const run = key();
@@ -154,6 +184,21 @@ describe.skipIf(missing !== undefined)('Redis Streams relay against a real redis
     const run = key();
     await expect(sendRunControl(web, run, { kind: 'steer', message: 'x', policy: 'later' as 'wait' })).rejects.toThrow(
       /sendRunControl: control.policy must be one of wait, skip, interrupt, got "later"/,
+    );
+    await expect(sendRunControl(web, run, { kind: 'approve', toolCallId: '', approved: true })).rejects.toThrow(
+      /sendRunControl: control.toolCallId must be a non-empty string/,
+    );
+    await expect(sendRunControl(web, run, { kind: 'approve', toolCallId: 't1', approved: 'yes' as unknown as boolean })).rejects.toThrow(
+      /sendRunControl: control.approved must be true or false/,
+    );
+    await expect(sendRunControl(web, run, { kind: 'approve', toolCallId: 't1', approved: true, args: [1] as never })).rejects.toThrow(
+      /sendRunControl: control.args must be an object/,
+    );
+    await expect(sendRunControl(web, run, { kind: 'cancelToolCall', toolCallId: 't1', reason: 7 as never })).rejects.toThrow(
+      /sendRunControl: control.reason must be a string/,
+    );
+    await expect(sendRunControl(web, run, { kind: 'pause' } as never)).rejects.toThrow(
+      /control.kind must be "steer", "followUp", "abort", "approve" or "cancelToolCall", got "pause"/,
     );
     await web.sendCommand(['XADD', `${run}:control`, '*', 'data', JSON.stringify({ kind: 'followUp', message: { role: 'user' } })]);
     const err = await firstValueFrom(readRunControl(reader, run, { blockMs: 100 })).catch((e: unknown) => e);
