@@ -1,5 +1,6 @@
 import { asyncScheduler, EMPTY, type Observable } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
+import type { AgentMessage } from '../types/message.js';
 import { AgentBuilder } from './agent-builder.js';
 import { type ApprovalDecision, type PendingApproval, RunControls } from './run-controls.js';
 import { agentSession, type RestoredAgentState, restoredAgentState, type Session, SessionRecorder, type SessionStore } from './agent-session.js';
@@ -14,6 +15,8 @@ export abstract class AgentControls extends AgentBuilder {
   private sessionRecorder = new SessionRecorder();
   /** Whether `recorder` keeps MessageUpdate events (a run hands it none otherwise). */
   protected recordsDeltas = false;
+  /** The conversation the current session's first run started from (see `runStarts`). */
+  private history: { readonly sessionId: string; readonly messages: readonly AgentMessage[] } | undefined;
 
   /** The agent's session as recorded from its events, for `save()`. */
   protected get recorder(): SessionRecorder {
@@ -39,6 +42,16 @@ export abstract class AgentControls extends AgentBuilder {
   protected forgetControls(): void {
     this.controls.adopt([]);
     this.recorder = new SessionRecorder();
+    this.history = undefined;
+  }
+
+  /**
+   * A run starts with `conversation`: the first run of a session notes it as the session's history
+   * (what `save` stores before the loops, so that messages the agent had before the session —
+   * `restoreMessages`, an earlier session — are not lost).
+   */
+  protected runStarts(conversation: readonly AgentMessage[]): void {
+    if (this.history?.sessionId !== this.sessionId) this.history = { sessionId: this.sessionId, messages: conversation.slice() };
   }
 
   /**
@@ -83,7 +96,8 @@ export abstract class AgentControls extends AgentBuilder {
    * (waiting for approval, say) as far as it got. `restore` in another process picks it up.
    */
   async save(store: SessionStore): Promise<Session> {
-    const session = agentSession(this.recorder, this.sessionId, this.agentId, (this.options.scheduler ?? asyncScheduler).now());
+    const history = this.history?.sessionId === this.sessionId ? this.history.messages : [];
+    const session = agentSession(this.recorder, this.sessionId, this.agentId, (this.options.scheduler ?? asyncScheduler).now(), history);
     await store.save(session);
     return session;
   }
@@ -99,6 +113,7 @@ export abstract class AgentControls extends AgentBuilder {
     const state = restoredAgentState(await store.load(sessionId));
     this.adoptRestored(state, sessionId);
     this.recorder = state.recorder;
+    this.history = { sessionId, messages: state.history };
     this.controls.adopt(state.pending);
   }
 }

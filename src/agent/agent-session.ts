@@ -9,8 +9,10 @@ export { SessionRecorder, type Session, type SessionStore };
 
 /** What `BasicAgent.restore` takes on from a saved session. */
 export interface RestoredAgentState {
-  /** The conversation: every loop's messages in order (an unfinished loop's as far as it got). */
+  /** The conversation: the session's `history`, then every loop's messages in order (an unfinished loop's as far as it got). */
   messages: AgentMessage[];
+  /** The session's `history`: the conversation its first loop started from. */
+  history: AgentMessage[];
   /** Calls that were waiting for approval when the session was saved. */
   pending: PendingApproval[];
   lastLoopId: string | undefined;
@@ -22,13 +24,17 @@ export interface RestoredAgentState {
 
 /**
  * The agent's session as the recorder has it, or an empty one when nothing has run yet: what
- * `BasicAgent.save` stores. A loop that is still running (waiting for approval, say) is saved as
- * it stands: its events so far, status `running`.
+ * `BasicAgent.save` stores, with the conversation its first loop started from as `history`. A
+ * loop that is still running (waiting for approval, say) is saved as it stands: its events so
+ * far, status `running`.
  */
-export function agentSession(recorder: SessionRecorder, sessionId: string, agentId: string, now: number): Session {
-  return (
-    recorder.getSession(sessionId) ?? { version: 1, sessionId, agentId, createdAt: now, lastActiveAt: now, formation: { kind: 'explicit', timestamp: now }, loops: [] }
-  );
+export function agentSession(
+  recorder: SessionRecorder, sessionId: string, agentId: string, now: number, history: readonly AgentMessage[] = [],
+): Session {
+  const session = recorder.getSession(sessionId) ?? {
+    version: 1, sessionId, agentId, createdAt: now, lastActiveAt: now, formation: { kind: 'explicit', timestamp: now }, loops: [],
+  };
+  return history.length > 0 ? { ...session, history: [...history] } : session;
 }
 
 /** Saves a session and hands it back. */
@@ -38,8 +44,8 @@ export async function saveAgentSession(store: SessionStore, session: Session): P
 }
 
 /**
- * Reads a saved session back into an agent's state. The conversation is each loop's messages in
- * start order, skipping parallel branches that were not selected; a loop that never ended
+ * Reads a saved session back into an agent's state. The conversation is the session's `history`
+ * (what the agent had before the session's first loop), then each loop's messages in start order, skipping parallel branches that were not selected; a loop that never ended
  * contributes the messages its MessageEnd events announced (the prompt, the assistant message
  * whose calls wait, the results that came in). Calls are pending when a ToolApprovalRequested
  * has no ToolApprovalResolved or ToolExecutionEnd anywhere in the session.
@@ -49,7 +55,8 @@ export async function saveAgentSession(store: SessionStore, session: Session): P
  * state.pending; // [{ toolCallId: 'call_1', toolName: 'transfer', args: { amount: 50 }, … }]
  */
 export function restoredAgentState(session: Session): RestoredAgentState {
-  const messages: AgentMessage[] = [];
+  // What the conversation held before the session's first loop, then each loop's messages.
+  const messages: AgentMessage[] = session.history ? [...session.history] : [];
   const requested = new Map<string, PendingApproval>();
   const answered = new Set<string>();
   const loopCounters = new Map<string, number>();
@@ -68,7 +75,7 @@ export function restoredAgentState(session: Session): RestoredAgentState {
     }
   }
   const pending = [...requested.values()].filter((p) => !answered.has(p.toolCallId));
-  return { messages, pending, lastLoopId, loopCounters, recorder };
+  return { messages, history: session.history ?? [], pending, lastLoopId, loopCounters, recorder };
 }
 
 function messagesOf(loop: LoopRecord): AgentMessage[] {

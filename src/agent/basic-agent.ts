@@ -143,6 +143,7 @@ export class BasicAgent extends AgentControls {
         (c, i) => ({ ...base, ...c, signal: controller.signal, steering: steering.branches[i], followUp: followUps.branches[i] }) as AgentLoopConfig,
       );
       const loopIds = branchConfigs.map((c) => this.nextLoopId(c));
+      this.runStarts(this.conversation);
       const context: AgentContext = {
         systemPrompt: this.systemPrompt,
         messages: this.conversation.slice(),
@@ -292,6 +293,7 @@ export class BasicAgent extends AgentControls {
   ): Subscription {
     const controller = new AbortController();
     const loopId = this.nextLoopId();
+    this.runStarts(this.conversation);
     const context: AgentContext = {
       systemPrompt: this.systemPrompt,
       messages: this.conversation.slice(),

@@ -106,6 +106,11 @@ export interface Session {
   formation: SessionFormation;
   /** Set when this session is a sub-agent spawned by a loop of another session. */
   parentSpawnRef?: SpawnRef;
+  /**
+   * The conversation the session's first loop started from, when there was one (messages restored
+   * with `restoreMessages`, an earlier session's): restoring puts it before the loops' messages.
+   */
+  history?: AgentMessage[];
   /** Ordered by `startedAt`. */
   loops: LoopRecord[];
 }
@@ -195,6 +200,7 @@ function buildSessionCheck(): Check<Session> {
     lastActiveAt: number,
     formation: sessionFormation,
     parentSpawnRef: optional(spawnRef),
+    history: optional(agentMessages),
     loops: arrayOf(loopRecord),
   });
 }
