@@ -51,7 +51,12 @@ export abstract class AgentControls extends AgentBuilder {
    * `restoreMessages`, an earlier session — are not lost).
    */
   protected runStarts(conversation: readonly AgentMessage[]): void {
-    if (this.history?.sessionId !== this.sessionId) this.history = { sessionId: this.sessionId, messages: conversation.slice() };
+    if (!this.sessionHasRuns()) this.history = { sessionId: this.sessionId, messages: conversation.slice() };
+  }
+
+  /** Whether the current session has had a run (here, or before it was restored). */
+  protected sessionHasRuns(): boolean {
+    return this.history?.sessionId === this.sessionId;
   }
 
   /**

@@ -236,10 +236,12 @@ export class BasicAgent extends AgentControls {
   /**
    * Replaces the conversation with saved messages. Bad JSON throws AgentError('InvalidJson')
    * naming the first bad path (`messages[3].content[0].type`) and leaves the conversation as it was.
+   * A session that has runs already describes the conversation it had: a new session starts.
    */
   restoreMessages(json: string): void {
     this.assertIdle('restoreMessages');
     this.conversation = parseMessagesJson(json);
+    if (this.sessionHasRuns()) this.newSession();
   }
 
   /** Starts a new session now: a new session id, loop counters and lastLoopId cleared. */

@@ -62,6 +62,28 @@ describe('a saved session keeps the conversation its first run started from (his
     expect(restored.messages).toHaveLength(4);
   });
 
+  it('restoreMessages after runs of a session starts a new session, whose history is the restored conversation', async () => {
+    const { store } = await fileStore();
+    const first = agent([{ text: 'one' }, { text: 'two' }]);
+    await lastValueFrom(first.prompt('first'));
+    const before = first.sessionId;
+    first.restoreMessages(JSON.stringify(earlier));
+    expect(first.sessionId).not.toBe(before);
+    await lastValueFrom(first.prompt('second'));
+    expect((await first.save(store)).history).toEqual(first.messages.slice(0, 2));
+    expect(first.messages.slice(0, 2).map((m) => m.timestamp)).toEqual([1, 2]);
+
+    const restored = agent([]);
+    await restored.restore(store, first.sessionId);
+    expect(restored.messages).toEqual(first.messages);
+    expect(restored.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
+    // Before any run of a session, restoreMessages keeps the session.
+    const fresh = agent([]);
+    const id = fresh.sessionId;
+    fresh.restoreMessages(JSON.stringify(earlier));
+    expect(fresh.sessionId).toBe(id);
+  });
+
   it('a session with no history is saved without one', async () => {
     const { store } = await fileStore();
     const first = agent([{ text: 'hi' }]);
