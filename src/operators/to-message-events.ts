@@ -77,27 +77,18 @@ class MessageEvents {
       case 'start':
         this.start(e.partial);
         return;
-      case 'textDelta':
-        if (!this.started) this.start(e.partial);
-        this.update(e.partial, { type: 'text', contentIndex: e.contentIndex, delta: e.delta });
-        return;
-      case 'thinkingDelta':
-        if (!this.started) this.start(e.partial);
-        this.update(e.partial, { type: 'thinking', contentIndex: e.contentIndex, delta: e.delta });
-        return;
-      case 'toolCallStart':
-        if (!this.started) this.start(e.partial);
-        this.update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: '', id: e.id, name: e.name });
-        return;
-      case 'toolCallDelta':
-        if (!this.started) this.start(e.partial);
-        this.update(e.partial, { type: 'toolCall', contentIndex: e.contentIndex, delta: e.delta });
-        return;
       case 'done':
         if (!this.started) this.start(e.message);
         onPartial?.(e.message);
         onEnd?.(e.message);
         this.emit({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
+        return;
+      case 'textDelta':
+      case 'thinkingDelta':
+      case 'toolCallStart':
+      case 'toolCallDelta':
+        if (!this.started) this.start(e.partial);
+        this.update(e.partial, deltaOf(e));
         return;
     }
   }
@@ -112,5 +103,19 @@ class MessageEvents {
   private update(message: AssistantMessage, delta: StreamDelta): void {
     this.options.onPartial?.(message);
     this.emit({ type: 'MessageUpdate', loopId: this.options.loopId, message, delta, timestamp: this.options.now() });
+  }
+}
+
+/** What a delta event says changed, as `MessageUpdate.delta` carries it. */
+function deltaOf(e: Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolCallStart' | 'toolCallDelta' }>): StreamDelta {
+  switch (e.type) {
+    case 'textDelta':
+      return { type: 'text', contentIndex: e.contentIndex, delta: e.delta };
+    case 'thinkingDelta':
+      return { type: 'thinking', contentIndex: e.contentIndex, delta: e.delta };
+    case 'toolCallStart':
+      return { type: 'toolCall', contentIndex: e.contentIndex, delta: '', id: e.id, name: e.name };
+    case 'toolCallDelta':
+      return { type: 'toolCall', contentIndex: e.contentIndex, delta: e.delta };
   }
 }

@@ -59,3 +59,19 @@ describe('buildRequest with transforms', () => {
     expect(sent[1]![1]).toBe(sent[0]![1]);
   });
 });
+
+describe('buildRequest tool definitions', () => {
+  it('describes a tool once for every request, and anew when its fields change', async () => {
+    const tool = { name: 'look', label: 'look', description: 'looks', parameters: { type: 'object' }, execute: () => 'ok' };
+    const requestOf = async (): Promise<NonNullable<LoopState['request']>> => {
+      const out = await lastValueFrom(from([loopState('L', history)]).pipe(buildRequest({ model, systemPrompt: 'sys', tools: [tool] }), toArray()));
+      return (out.filter(isLoopState).at(-1) as LoopState).request!;
+    };
+    const first = await requestOf();
+    const second = await requestOf();
+    expect(second.tools[0]).toBe(first.tools[0]);
+    tool.description = 'looks harder';
+    const third = await requestOf();
+    expect(third.tools[0]).toEqual({ name: 'look', description: 'looks harder', parameters: { type: 'object' } });
+  });
+});

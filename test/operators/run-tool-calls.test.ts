@@ -28,6 +28,19 @@ const trace: OperatorFunction<LoopOutput, string> = (out$) =>
   );
 
 describe('runToolCalls', () => {
+  it('two calls with the same id each get their own result, in call order', () => {
+    const outputs: LoopOutput[] = [];
+    scheduler().run(({ cold }) => {
+      const echo: AnyTool = { name: 'echo', label: 'echo', description: 'echoes', parameters: { type: 'object' }, execute: (args) => String((args as { n: number }).n) };
+      const twice: AssistantMessage = {
+        ...emptyAssistant('m', 'p', 0), stopReason: 'toolUse',
+        content: [{ type: 'toolCall', id: 'same', name: 'echo', arguments: { n: 1 } }, { type: 'toolCall', id: 'same', name: 'echo', arguments: { n: 2 } }],
+      };
+      cold('-s|', { s: stateWith(twice) }).pipe(runToolCalls({ tools: [echo] })).subscribe((o) => outputs.push(o));
+    });
+    expect((outputs.at(-1) as LoopState).toolResults?.map(textOf)).toEqual(['1', '2']);
+  });
+
   it('runs the calls and hands on the results in call order, whatever order they finished in', () => {
     const outputs: LoopOutput[] = [];
     scheduler().run(({ cold, expectObservable }) => {
