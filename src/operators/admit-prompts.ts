@@ -3,6 +3,7 @@ import type { AgentMessage } from '../types/message.js';
 import type { InputFilter } from '../types/hooks.js';
 import { filterInput } from './filter-input.js';
 import { type LoopOutput, type LoopStage, loopStage } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface AdmitPromptsOptions {
   /** Checked on every prompt (`filterInput`): the first refusal refuses them all and ends the run. */
@@ -33,16 +34,16 @@ export function admitPrompts(prompts: readonly AgentMessage[], options: AdmitPro
   const scheduler = options.scheduler ?? asyncScheduler;
   return loopStage((state) => {
     if (state.ended) return state;
-    if (filters.length === 0) return { ...state, pending: [...state.pending, ...prompts] };
+    if (filters.length === 0) return stateWith(state, { pending: [...state.pending, ...prompts] });
     return of(prompts).pipe(
       filterInput(filters),
       concatMap((verdict) =>
         from<LoopOutput[]>(
           verdict.action === 'pass'
-            ? [{ ...state, pending: [...state.pending, ...verdict.messages] }]
+            ? [stateWith(state, { pending: [...state.pending, ...verdict.messages] })]
             : [
                 { type: 'InputRejected', loopId: state.loopId, reason: verdict.reason, timestamp: scheduler.now() },
-                { ...state, ended: 'stop', rejection: verdict.reason },
+                stateWith(state, { ended: 'stop', rejection: verdict.reason }),
               ],
         ),
       ),

@@ -1,6 +1,7 @@
 import { directStage, type LoopStage } from './loop-state.js';
 import { loopStages } from './loop-stages.js';
 import { openToolCalls } from './open-calls.js';
+import { stateWith } from './state-with.js';
 
 /**
  * A run on the context of a run that stopped mid-dispatch (a call waiting for approval when the
@@ -26,7 +27,7 @@ export function answerOpenCalls(tools: LoopStage, record: LoopStage): LoopStage 
   return directStage((state, sink) => {
     const open = state.ended ? undefined : openToolCalls(state.messages);
     if (!open) return sink.done(state);
-    return answer.run({ ...state, assistant: open }, {
+    return answer.run(stateWith(state, { assistant: open }), {
       ...sink,
       done: (answered) => {
         const { assistant: _a, toolResults: _r, ...rest } = answered;

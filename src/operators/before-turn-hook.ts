@@ -2,6 +2,7 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { LoopHooks } from '../types/hooks.js';
 import { askHook } from './ask-hook.js';
 import { type LoopStage, loopStage } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface TurnHookOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -31,7 +32,7 @@ export function beforeTurnHook(hook: NonNullable<LoopHooks['beforeTurn']>, optio
   return loopStage((state) => {
     if (state.ended) return state;
     return askHook<boolean | void>('beforeTurn', state.loopId, () => hook(state.messages, state.turnIndex), true, scheduler, (go) =>
-      go === false ? { ...state, ended: 'userStop' } : state,
+      go === false ? stateWith(state, { ended: 'userStop' }) : state,
     );
   });
 }

@@ -10,6 +10,7 @@ import { callHookSafely } from '../sources/hook-result.js';
 import { LlmViews } from '../agent/llm-views.js';
 import { hookError } from './ask-hook.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopStateDraft, type LoopState } from './loop-state.js';
+import { copyState } from './state-with.js';
 
 export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 'tools' | 'thinkingLevel' | 'cacheConfig'> {
   /** The tools the model may call (their name, description and parameters are sent). */
@@ -63,7 +64,8 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
   const requestFor = (llm: Message[], apiKey: string | undefined): StreamRequest =>
     apiKey === undefined ? { ...shared, messages: llm } : { ...shared, messages: llm, apiKey };
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
-    const next: LoopStateDraft = { ...state, request };
+    const next = copyState(state);
+    next.request = request;
     if (state.sinceRequest) next.sinceRequest = [];
     return next;
   };

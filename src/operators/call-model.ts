@@ -10,6 +10,7 @@ import { retryDelay } from './retry-backoff.js';
 import { type Resumer, resumer } from './resume-retry.js';
 import { messageEventsOf } from './to-message-events.js';
 import { type LoopStage, type LoopState, type StageOutput, stateByState } from './loop-state.js';
+import { copyState } from './state-with.js';
 
 export interface CallModelOptions {
   provider: Provider;
@@ -210,7 +211,12 @@ class ModelCall {
     this.finished = true;
     this.stopWaiting?.();
     const state = this.state;
-    this.out.next({ ...state, request: undefined, partial: this.partial ?? state.partial, assistant: this.assistant ?? state.assistant, failure });
+    const next = copyState(state);
+    next.request = undefined;
+    next.partial = this.partial ?? state.partial;
+    next.assistant = this.assistant ?? state.assistant;
+    next.failure = failure;
+    this.out.next(next);
     this.done();
   }
 }

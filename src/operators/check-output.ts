@@ -4,6 +4,7 @@ import {
   type OutputIssue, type OutputSchema, type OutputSpec, type OutputValidation, outputSpecOf,
 } from '../agent/output-spec.js';
 import { type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface CheckOutputOptions {
   /** Clock for the corrective message's timestamp (default asyncScheduler). */
@@ -41,12 +42,11 @@ export function checkOutput(output: OutputSchema, options: CheckOutputOptions = 
     if (!endedByItself(state, options.signal) || state.output?.status === 'valid' || state.output?.status === 'invalid') return state;
     const text = answerText(state.messages);
     const verdict = (result: OutputValidation<unknown>): LoopState => {
-      if (!result.issues) return { ...state, output: { status: 'valid', value: result.value } };
+      if (!result.issues) return stateWith(state, { output: { status: 'valid', value: result.value } });
       if (state.output?.status !== 'retrying') {
-        const { ended: _reopened, ...open } = state;
-        return { ...open, pending: [...state.pending, correction(result.issues, scheduler.now())], output: { status: 'retrying', issues: result.issues } };
+        return stateWith(state, { ended: undefined, pending: [...state.pending, correction(result.issues, scheduler.now())], output: { status: 'retrying', issues: result.issues } });
       }
-      return { ...state, output: { status: 'invalid', failure: { message: failureMessage(result.issues), issues: result.issues, text } } };
+      return stateWith(state, { output: { status: 'invalid', failure: { message: failureMessage(result.issues), issues: result.issues, text } } });
     };
     const result = validateText(spec, text);
     return result instanceof Promise ? from(result.then(verdict)) : verdict(result);

@@ -4,6 +4,7 @@ import { DEFAULT_CONTEXT_CONFIG, type ContextConfig } from '../types/config.js';
 import { compactMessages, effectiveBudget } from '../context/compaction.js';
 import { estimateContextTokens } from '../context/tokens.js';
 import { type LoopStage, loopStage } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface CompactContextOptions {
   /**
@@ -55,6 +56,6 @@ export function compactContext(config: Partial<ContextConfig> = {}, options: Com
       messagesAfter: result.messages.length,
       timestamp: scheduler.now(),
     };
-    return [start, end, { ...state, messages: result.messages }];
+    return [start, end, stateWith(state, { messages: result.messages })];
   });
 }

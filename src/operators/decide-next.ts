@@ -4,6 +4,7 @@ import type { InputFilter, PolicyVerdict, PostLoopPolicy } from '../types/hooks.
 import { askHook } from './ask-hook.js';
 import { admitQueued } from './inject-queued.js';
 import { asObservable, isLoopState, type LoopStage, loopStage, type LoopState, type StepOutputs } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface DecideNextOptions {
   /** Whether steering waits to be taken (it asks for another turn). */
@@ -47,20 +48,20 @@ export function decideNext(options: DecideNextOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
   const filters = options.filters ?? [];
   const policies = options.postLoop ?? [];
-  const end = (state: LoopState): LoopState => ({ ...state, ended: state.lastStopReason ?? 'stop' });
+  const end = (state: LoopState): LoopState => stateWith(state, { ended: state.lastStopReason ?? 'stop' });
   const ask = (index: number, state: LoopState): StepOutputs => {
     const policy = policies[index];
     if (!policy || state.ended || state.pending.length > 0) return state;
     const ctx = { messages: state.messages, newMessages: state.newMessages ?? [] };
     return askHook('postLoop', state.loopId, () => policy(ctx), CONTINUE, scheduler, (verdict) => {
-      if (verdict.action === 'inject') return ask(index + 1, { ...state, pending: [...state.pending, ...verdict.messages] });
+      if (verdict.action === 'inject') return ask(index + 1, stateWith(state, { pending: [...state.pending, ...verdict.messages] }));
       return ask(index + 1, verdict.action === 'stop' ? end(state) : state);
     });
   };
   const afterPolicies = (state: LoopState): LoopState => (state.ended || state.pending.length > 0 ? state : end(state));
   const settle = (state: LoopState): StepOutputs => (state.pending.length > 0 ? state : then(ask(0, state), afterPolicies));
   return loopStage((state) => {
-    if (options.signal?.aborted && !state.ended) return { ...state, ended: 'aborted' };
+    if (options.signal?.aborted && !state.ended) return stateWith(state, { ended: 'aborted' });
     if (state.ended) return state;
     if (state.stopRequested !== undefined) return end(state);
     if ((state.toolResults?.length ?? 0) > 0 || state.pending.length > 0 || options.steeringPending?.()) return state;

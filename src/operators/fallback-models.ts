@@ -8,6 +8,7 @@ import { callHookSafely } from '../sources/hook-result.js';
 import { callModel, type CallModelOptions } from './call-model.js';
 import { failureText, isCut } from './settle-call.js';
 import { isLoopState, type LoopStage, type LoopState, stateByState } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 /** One model of a fallback chain, with the Provider that serves it. */
 export interface ChainedModel {
@@ -161,7 +162,7 @@ function fallbackEvent(state: LoopState, from: ModelConfig, to: ModelConfig, rea
 
 /** The state a call left: an open message from an earlier model stays the one to close; a failure after fallbacks names them all. */
 function settled(state: LoopState, shown: AssistantMessage | undefined, failures: readonly string[]): LoopState {
-  const withPartial = shown && !state.partial ? { ...state, partial: shown } : state;
+  const withPartial = shown && !state.partial ? stateWith(state, { partial: shown }) : state;
   const failure = withPartial.failure;
   if (!failure || failures.length < 2) return withPartial;
   const last = failure.error;

@@ -7,6 +7,7 @@ export { dispatchTools, type DispatchToolsOptions, type SteeringCheck, TOOL_TEXT
 export * from './guard-provider-stream.js';
 export * from './resume-retry.js';
 export * from './loop-state.js';
+export { copyState, stateWith } from './state-with.js';
 export * from './compact-context.js';
 export * from './inject-queued.js';
 export * from './call-model.js';

@@ -4,6 +4,7 @@ import type { AgentMessage } from '../types/message.js';
 import type { InputFilter } from '../types/hooks.js';
 import { filterInput } from './filter-input.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopState, type StepOutputs } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface InjectQueuedOptions {
   /** Checked on every queued user message; a rejected message is announced (`InputRejected`) and dropped. */
@@ -46,7 +47,7 @@ export function injectQueued(take: (state: LoopState) => readonly AgentMessage[]
  */
 export function admitQueued(state: LoopState, queued: readonly AgentMessage[], filters: readonly InputFilter[], scheduler: SchedulerLike): StepOutputs {
   if (queued.length === 0) return state;
-  if (filters.length === 0) return { ...state, pending: [...state.pending, ...queued] };
+  if (filters.length === 0) return stateWith(state, { pending: [...state.pending, ...queued] });
   return defer(() => {
     const admitted: AgentMessage[] = [];
     const verdicts$ = from(queued).pipe(
@@ -59,6 +60,6 @@ export function admitQueued(state: LoopState, queued: readonly AgentMessage[], f
         return of({ type: 'InputRejected', loopId: state.loopId, reason: verdict.reason, timestamp: scheduler.now() });
       }),
     );
-    return concat(verdicts$, defer(() => of<LoopOutput>({ ...state, pending: [...state.pending, ...admitted] })));
+    return concat(verdicts$, defer(() => of<LoopOutput>(stateWith(state, { pending: [...state.pending, ...admitted] }))));
   });
 }

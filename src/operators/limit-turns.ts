@@ -4,6 +4,7 @@ import type { AgentMessage, AssistantMessage } from '../types/message.js';
 import { Usage, type CostConfig } from '../types/usage.js';
 import { ExecutionTracker } from '../context/execution.js';
 import { announce, type LoopStage, loopStage, withRecords } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface LimitTurnsOptions {
   /**
@@ -49,7 +50,7 @@ export function limitTurns(limits: ExecutionLimits, options: LimitTurnsOptions =
       else if (pricing) tracker.cost = Usage.estimatedCost(state.usage, pricing);
     }
     const reason = tracker.exceeded(now);
-    const timed = state.startedAt === undefined ? { ...state, startedAt } : state;
+    const timed = state.startedAt === undefined ? stateWith(state, { startedAt }) : state;
     if (reason === undefined) return timed;
     const message: AgentMessage = { role: 'user', content: [{ type: 'text', text: `[Agent stopped: ${reason}]` }], timestamp: now };
     const ended = reason.startsWith('Max turns') ? 'maxTurns' : 'guardRail';

@@ -4,6 +4,7 @@ import { type AgentMessage, type AssistantMessage, type StopReason, type ToolRes
 import type { StreamRequest } from '../types/provider.js';
 import type { Usage } from '../types/usage.js';
 import type { OutputOutcome } from '../agent/output-spec.js';
+import { copyState, StateRecord } from './state-with.js';
 
 /**
  * The loop's state as a value, handed from stage to stage. A stage never changes the value it is
@@ -98,15 +99,15 @@ export interface StageOutput {
 /**
  * A fresh state: nothing pending, turn 0, not ended. Every field of `LoopState` is there (unset
  * ones `undefined`), always in the same order, so that every state a run derives from it with
- * `{ ...state, field }` has the same shape (what keeps each stage's reads and copies fast).
+ * `stateWith(state, { field })` has the same shape (what keeps each stage's reads and copies fast).
  */
 export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = []): LoopState {
-  return {
-    type: 'LoopState', loopId, messages, pending, turnIndex: 0, ended: undefined, request: undefined, partial: undefined,
+  return new StateRecord({
+    loopId, messages, pending, turnIndex: 0, ended: undefined, request: undefined, partial: undefined,
     assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined, newMessages: undefined,
     sinceRequest: undefined, usage: undefined, lastStopReason: undefined, rejection: undefined, steeredAt: undefined,
     overflowRecovered: undefined, startedAt: undefined, output: undefined,
-  };
+  });
 }
 
 /** Whether a stage's output is the state it leaves (rather than an event). */
@@ -247,7 +248,7 @@ export function stateByState(work: (state: LoopState, out: StageOutput, done: ()
  * (`newMessages`, `sinceRequest`: each only when present). New arrays; the state given is not changed.
  */
 export function withRecords(state: LoopState, added: readonly AgentMessage[]): LoopState {
-  return added.length === 0 ? state : recordInto({ ...state }, added);
+  return added.length === 0 ? state : recordInto(copyState(state), added);
 }
 
 /**
@@ -268,7 +269,10 @@ export function recordInto(draft: LoopStateDraft, added: readonly AgentMessage[]
  * stage's reads of it fast).
  */
 export function turnCleared(state: LoopState): LoopStateDraft {
-  return { ...state, request: undefined, partial: undefined, assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined };
+  const next = copyState(state);
+  next.request = next.partial = next.assistant = next.failure = next.toolResults = undefined;
+  next.stopRequested = undefined;
+  return next;
 }
 
 /** A state being built by a stage (a fresh object, never one it was given): `LoopState` without `readonly`. */

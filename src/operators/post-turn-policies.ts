@@ -3,6 +3,7 @@ import { type AgentMessage, type AssistantMessage, type LlmMessage, toolCallsOf 
 import type { PostTurnPolicy, PostTurnVerdict } from '../types/hooks.js';
 import { askHook, hookError } from './ask-hook.js';
 import { asObservable, type LoopStage, loopStage, type LoopState, type LoopStateDraft, type StepOutputs } from './loop-state.js';
+import { copyState, stateWith } from './state-with.js';
 
 export interface PostTurnPoliciesOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -40,7 +41,7 @@ export function postTurnPolicies(policies: readonly PostTurnPolicy[], options: P
     if (!policy || !message || state.stopRequested !== undefined) return state;
     const ctx = { message, toolResults: state.toolResults ?? [], messages: state.messages, turnIndex: state.turnIndex };
     return askHook('postTurn', state.loopId, () => policy(ctx), CONTINUE, scheduler, (verdict): StepOutputs => {
-      if (verdict.action === 'stop') return askFrom(index + 1, { ...state, stopRequested: verdict.reason });
+      if (verdict.action === 'stop') return askFrom(index + 1, stateWith(state, { stopRequested: verdict.reason }));
       if (verdict.action !== 'inject') return askFrom(index + 1, state);
       if (signature(verdict.message) === signature(message)) return askFrom(index + 1, replaced(state, message, verdict.message));
       const refused = hookError('postTurn', state.loopId, 'an Inject verdict may replace the assistant message but not add or drop tool calls; kept the original', scheduler.now());
@@ -65,7 +66,9 @@ function replaced(state: LoopState, current: AssistantMessage, next: AssistantMe
     copy[at] = replacement;
     return copy;
   };
-  const out: LoopStateDraft = { ...state, assistant: replacement, messages: swap(state.messages)! };
+  const out = copyState(state);
+  out.assistant = replacement;
+  out.messages = swap(state.messages)!;
   if (state.newMessages) out.newMessages = swap(state.newMessages)!;
   if (state.sinceRequest) out.sinceRequest = swap(state.sinceRequest)!;
   return out;

@@ -4,6 +4,7 @@ import type { PolicyVerdict, PreTurnPolicy } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import { askHook } from './ask-hook.js';
 import { announce, asObservable, type LoopOutput, type LoopStage, loopStage, type LoopState, type StepOutputs, withRecords } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface PreTurnPoliciesOptions {
   /** The model asked, named on the message a `stop` leaves. */
@@ -70,5 +71,5 @@ function stopped(state: LoopState, reason: string, model: PreTurnPoliciesOptions
   };
   const [events, next] = added(state, [message], timestamp);
   const stored = next.messages[next.messages.length - 1] as AssistantMessage;
-  return [events, { ...next, assistant: stored, ended: 'guardRail' }];
+  return [events, stateWith(next, { assistant: stored, ended: 'guardRail' })];
 }

@@ -1,6 +1,7 @@
 import type { LlmMessage } from '../types/message.js';
 import { Usage } from '../types/usage.js';
 import { type LoopStage, loopStage, recordInto } from './loop-state.js';
+import { copyState } from './state-with.js';
 
 /**
  * The turn's assistant message enters the context (put it after `settleCall`, before the tools):
@@ -25,7 +26,7 @@ export function recordAssistant(): LoopStage {
     if (!message || state.ended) return state;
     const tagged = (message as LlmMessage).turnId;
     const stored = tagged?.loopId === state.loopId && tagged.turnIndex === state.turnIndex ? message : { ...message, turnId: { loopId: state.loopId, turnIndex: state.turnIndex } };
-    const next = recordInto({ ...state }, [stored]);
+    const next = recordInto(copyState(state), [stored]);
     next.assistant = stored;
     next.usage = Usage.combine(state.usage ?? Usage.empty(), message.usage);
     next.lastStopReason = message.stopReason;

@@ -1,4 +1,5 @@
-import { type LoopStage, loopStage, withRecords } from './loop-state.js';
+import { type LoopStage, loopStage, recordInto } from './loop-state.js';
+import { copyState } from './state-with.js';
 
 export interface RecordToolResultsOptions {
   /** The caller's abort signal: results recorded after it was aborted end the run as `aborted`. */
@@ -26,7 +27,8 @@ export function recordToolResults(options: RecordToolResultsOptions = {}): LoopS
   return loopStage((state) => {
     const results = state.toolResults;
     if (!results || results.length === 0) return state;
-    const next = withRecords(state, results);
-    return options.signal?.aborted && !next.ended ? { ...next, ended: 'aborted' } : next;
+    const next = recordInto(copyState(state), results);
+    if (options.signal?.aborted && !next.ended) next.ended = 'aborted';
+    return next;
   });
 }

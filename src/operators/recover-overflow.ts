@@ -1,6 +1,7 @@
 import { of } from 'rxjs';
 import { isProviderError } from '../types/errors.js';
-import { type LoopStage, loopStage, type LoopStateDraft, type LoopState } from './loop-state.js';
+import { type LoopStage, loopStage } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 /**
  * One recovery from a context overflow (put it after `callModel`): when the call failed with a
@@ -26,8 +27,6 @@ export function recoverOverflow(retry: LoopStage): LoopStage {
     const failure = state.failure;
     const overflow = failure !== undefined && isProviderError(failure.error) && failure.error.kind === 'contextOverflow';
     if (!overflow || state.overflowRecovered || state.partial || state.ended) return state;
-    const { failure: _spent, ...rest } = state;
-    const again: LoopStateDraft = { ...rest, overflowRecovered: true };
-    return of<LoopState>(again).pipe(retry);
+    return of(stateWith(state, { failure: undefined, overflowRecovered: true })).pipe(retry);
   });
 }

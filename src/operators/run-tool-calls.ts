@@ -5,6 +5,7 @@ import { type AgentMessage, type LlmMessage, type ToolResultMessage, toolCallsOf
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import { type DirectDispatch, directDispatch, dispatchTools, type DispatchToolsOptions } from './dispatch-tools.js';
 import { type LoopStage, type LoopState, stateByState } from './loop-state.js';
+import { copyState } from './state-with.js';
 
 export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId' | 'messages' | 'onStop' | 'onInject'> {
   /** A user stage over the calls before dispatch (not applied to a truncated message); a call it drops gets an error result. */
@@ -76,8 +77,11 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
           (result as LlmMessage).turnId = { loopId: state.loopId, turnIndex: state.turnIndex };
           inOrder.push(result);
         }
-        const next: LoopState = { ...state, toolResults: inOrder, ...(injected.length > 0 ? { pending: [...state.pending, ...injected] } : {}) };
-        out.next(stop === undefined ? next : { ...next, stopRequested: stop });
+        const next = copyState(state);
+        next.toolResults = inOrder;
+        if (injected.length > 0) next.pending = [...state.pending, ...injected];
+        if (stop !== undefined) next.stopRequested = stop;
+        out.next(next);
         done();
       },
     };

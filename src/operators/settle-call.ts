@@ -4,6 +4,7 @@ import type { AssistantMessage, StopReason } from '../types/message.js';
 import { errorMessage, isProviderError } from '../types/errors.js';
 import { Usage } from '../types/usage.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface SettleCallOptions {
   /** The model asked, named on a message made when the stream left no partial (unless the failure names the model it went to). */
@@ -46,7 +47,7 @@ export function settleCall(options: SettleCallOptions): LoopStage {
     const timestamp = scheduler.now();
     const out: LoopOutput[] = [];
     if (!state.partial) out.push({ type: 'MessageStart', loopId: state.loopId, message, timestamp } satisfies AgentEvent);
-    out.push({ type: 'MessageEnd', loopId: state.loopId, message, timestamp }, { ...state, assistant: message });
+    out.push({ type: 'MessageEnd', loopId: state.loopId, message, timestamp }, stateWith(state, { assistant: message }));
     return out;
   });
 }

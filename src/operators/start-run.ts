@@ -6,6 +6,7 @@ import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { hookError } from './ask-hook.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface StartRunOptions {
   agentId: string;
@@ -53,7 +54,7 @@ export function startRun(options: StartRunOptions): LoopStage {
         failure = hookError('beforeLoop', state.loopId, errorMessage(e), scheduler.now());
       };
       return callHookSafely<boolean | void>(() => beforeLoop(state.messages, 0), true, report).pipe(
-        concatMap((go) => (go === false ? of<LoopOutput>({ ...state, ended: 'userStop' }) : from(opened(state, failure)))),
+        concatMap((go) => (go === false ? of<LoopOutput>(stateWith(state, { ended: 'userStop' })) : from(opened(state, failure)))),
       );
     });
   });

@@ -3,6 +3,7 @@ import type { AgentMessage } from '../types/message.js';
 import type { InputFilter } from '../types/hooks.js';
 import { admitQueued } from './inject-queued.js';
 import { type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { stateWith } from './state-with.js';
 
 export interface TakeSteeringOptions {
   /** Checked on every steering message; a refused one is announced (`InputRejected`) and dropped. */
@@ -41,6 +42,6 @@ export function takeSteering(take: (state: LoopState) => readonly AgentMessage[]
     if (state.ended || (options.oncePerTurn && state.steeredAt === state.turnIndex)) return state;
     const taken = take(state);
     if (taken.length === 0) return state;
-    return admitQueued({ ...state, steeredAt: state.turnIndex }, taken, filters, scheduler);
+    return admitQueued(stateWith(state, { steeredAt: state.turnIndex }), taken, filters, scheduler);
   });
 }

@@ -3,6 +3,7 @@ import type { AgentEvent } from '../types/events.js';
 import type { TurnTrigger } from '../types/config.js';
 import { type AgentMessage, type LlmMessage, isExtension } from '../types/message.js';
 import { announce, type LoopOutput, type LoopStage, loopStage, type LoopState, recordInto, turnCleared } from './loop-state.js';
+import { copyState, stateWith } from './state-with.js';
 
 export interface TurnBoundsOptions {
   /** Clock for the events' timestamps (default asyncScheduler). */
@@ -82,16 +83,17 @@ export function endTurn(options: EndTurnOptions = {}): LoopStage {
   const recorded = options.recorded ?? false;
   return loopStage((state) => {
     const message = state.assistant;
-    if (!message) return state.failure && !state.ended ? { ...state, ended: 'error' } : state;
+    if (!message) return state.failure && !state.ended ? stateWith(state, { ended: 'error' }) : state;
     const { loopId, turnIndex } = state;
     const stored = recorded ? message : { ...message, turnId: { loopId, turnIndex } };
     const toolResults = state.toolResults ?? [];
     const stop = message.stopReason === 'error' || message.stopReason === 'aborted' || message.stopReason === 'guardRail';
     const ended = state.ended ?? (stop || state.stopRequested !== undefined ? message.stopReason : undefined);
     const end: AgentEvent = { type: 'TurnEnd', loopId, turnIndex, message: stored, usage: message.usage, timestamp: scheduler.now(), toolResults: [...toolResults] };
-    const next: LoopState = recorded
-      ? { ...state, turnIndex: turnIndex + 1 }
-      : { ...recordInto({ ...state }, [stored, ...toolResults]), assistant: stored, turnIndex: turnIndex + 1 };
-    return [end, ended ? { ...next, ended } : next];
+    const next = recorded ? copyState(state) : recordInto(copyState(state), [stored, ...toolResults]);
+    if (!recorded) next.assistant = stored;
+    next.turnIndex = turnIndex + 1;
+    if (ended) next.ended = ended;
+    return [end, next];
   });
 }
