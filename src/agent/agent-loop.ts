@@ -5,7 +5,7 @@ import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types
 import { Usage } from '../types/usage.js';
 import {
   admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn,
-  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, postTurnPolicies, preTurnPolicies,
+  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, stateWith, postTurnPolicies, preTurnPolicies,
   recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
@@ -13,6 +13,7 @@ import { type RunSetup, setUpRun } from './run-setup.js';
 import { fallbackModels, pricingOf } from './model-chain.js';
 import { responseFormatOf } from './output-spec.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
+import type { QueuedMessage } from '../sources/queues.js';
 
 /**
  * Runs an agent from new prompts: a cold Observable of every event of the run, ending with
@@ -53,7 +54,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
-    const start: LoopState = { ...loopState(setup.loopId, context.messages.slice()), newMessages: [], sinceRequest: [], usage: Usage.empty() };
+    const start = stateWith(loopState(setup.loopId, context.messages.slice()), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
     return eventsOf(runStages(context, config, setup), start);
   });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
@@ -67,7 +68,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
   const filters = c.inputFilters ?? [];
   const signal = c.signal ? { signal: c.signal } : {};
   const steering = c.steering ? new SteeringInbox(c.steering, c.steeringPolicy) : undefined;
-  const steer = (): AgentMessage[] => steering!.take().map((q) => q.message);
+  const steer = (): readonly AgentMessage[] => messagesOf(steering!.take());
   const compaction = c.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...c.contextConfig } : undefined;
   const request = buildRequest({
     model: c.model, systemPrompt: context.systemPrompt, tools: context.tools, sessionId: setup.sessionId, scheduler, ...signal,
@@ -111,7 +112,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
     )),
     decideNext({
       scheduler, filters, ...signal, postLoop: policies.postLoop ?? [],
-      followUp: () => takeQueued(c.followUp).map((q) => q.message),
+      followUp: () => messagesOf(takeQueued(c.followUp)),
       ...defined({ steeringPending: steering && (() => steering.pending()) }),
     }),
     c.output !== undefined && checkOutput(c.output, { scheduler, ...signal }), // the answer when the run would end: valid, or one corrective turn
@@ -124,6 +125,12 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
     repeatTurns(turn, { more: (s) => !s.ended }),
     endRun({ scheduler, ...signal, ...defined({ afterLoop: hooks.afterLoop }) }),
   );
+}
+
+const NONE: readonly AgentMessage[] = [];
+
+function messagesOf(queued: readonly QueuedMessage[]): readonly AgentMessage[] {
+  return queued.length === 0 ? NONE : queued.map((q) => q.message);
 }
 
 /** A continuation of a context that ends with the model's answer picks up the queued follow-ups (when no steering waits). */

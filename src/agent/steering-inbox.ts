@@ -30,7 +30,8 @@ export class SteeringInbox {
   /** The strongest policy any queued message asks for; the agent's policy when none asks. */
   policy(): SteeringPolicy {
     const source = this.source;
-    const queued = [...this.buffer, ...(source instanceof MessageQueue ? source.peek() : [])];
+    const waiting = source instanceof MessageQueue ? source.peek() : [];
+    const queued = this.buffer.length === 0 ? waiting : [...this.buffer, ...waiting];
     let explicit: SteeringPolicy | undefined;
     for (const q of queued) if (q.policy && (!explicit || POLICY_STRENGTH[q.policy] > POLICY_STRENGTH[explicit])) explicit = q.policy;
     return explicit ?? this.defaultPolicy;
@@ -38,7 +39,8 @@ export class SteeringInbox {
 
   /** Everything queued now (the buffer first). */
   take(): QueuedMessage[] {
-    return [...this.buffer.splice(0), ...takeQueued(this.source)];
+    const queued = takeQueued(this.source);
+    return this.buffer.length === 0 ? queued : [...this.buffer.splice(0), ...queued];
   }
 
   /** What `dispatchTools` reads at its checkpoints. */

@@ -39,9 +39,12 @@ export class CallCancellations {
 
   /** Emits the reason when the call is cancelled while subscribed. */
   of(toolCallId: string): Observable<string | undefined> {
-    return new Observable<string | undefined>((subscriber) => {
-      this.watchers.set(toolCallId, (reason) => subscriber.next(reason));
-      return () => this.watchers.delete(toolCallId);
-    });
+    return new Observable<string | undefined>((subscriber) => this.watch(toolCallId, (reason) => subscriber.next(reason)));
+  }
+
+  /** Calls `cut` with the reason when the call is cancelled; returns what stops watching. */
+  watch(toolCallId: string, cut: (reason: string | undefined) => void): () => void {
+    this.watchers.set(toolCallId, cut);
+    return () => this.watchers.delete(toolCallId);
   }
 }

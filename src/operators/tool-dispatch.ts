@@ -1,6 +1,6 @@
 import {
-  asyncScheduler, concat, concatMap, defer, EMPTY, from, identity, Observable, type Observer, of, type SchedulerLike, share,
-  type Subscription, switchMap, type TeardownLogic,
+  asyncScheduler, concat, concatMap, defer, EMPTY, from, identity, Observable, type Observer, of, type SchedulerLike,
+  type Subscription, type TeardownLogic,
 } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
@@ -12,6 +12,7 @@ import { callHookSafely } from '../sources/hook-result.js';
 import { cancelledText, runTool, startTool, TOOL_TEXTS, type RunToolOptions } from '../sources/tool-run.js';
 import { approvalGate } from './request-approval.js';
 import { CallCancellations } from './cancel-tool-calls.js';
+import { SteeringInterrupts } from './steering-interrupts.js';
 import type { DispatchToolsOptions } from './dispatch-tools.js';
 
 /** The state of a dispatch: which tools exist, whether the rest is skipped, and why (for `directDispatch`, of every message of a loop). */
@@ -20,7 +21,7 @@ export class Dispatch {
   private readonly scheduler: SchedulerLike;
   private readonly now: () => number;
   private skipText: string | undefined;
-  private readonly interrupt$: Observable<unknown> | undefined;
+  private readonly interrupts: SteeringInterrupts | undefined;
   /**
    * No policy, hook or result stage to wait for: a call is Start, the run, End and the result
    * message, emitted straight through with no inner Observables (what every call pays otherwise).
@@ -39,14 +40,7 @@ export class Dispatch {
       (o.preDispatch ?? []).length === 0 &&
       !o.toolResults && !o.approval &&
       !h?.beforeToolExecution && !h?.afterToolExecution && !h?.beforeToolExecutionUpdate && !h?.afterToolExecutionUpdate;
-    const steering = o.steering;
-    if (steering) {
-      // Steering queued before dispatch counts as arrived; later arrivals fire as they come.
-      this.interrupt$ = defer(() => (steering.pending() ? of(true) : steering.arrivals$)).pipe(
-        switchMap(() => (steering.policy() === 'interrupt' ? of(true) : EMPTY)),
-        share(),
-      );
-    }
+    if (o.steering) this.interrupts = new SteeringInterrupts(o.steering);
   }
 
   /** A steering checkpoint: with steering queued and a policy other than `wait`, the rest is skipped. */
@@ -280,8 +274,9 @@ export class Dispatch {
     if (this.o.signal) options.signal = this.o.signal;
     const timeoutMs = tool.timeoutMs ?? this.o.timeoutMs;
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
-    if (this.interrupt$) options.interrupt$ = this.interrupt$;
-    if (this.cancels) options.cancel$ = this.cancels.of(call.id);
+    if (this.interrupts) options.watchInterrupt = this.interrupts.watch;
+    const cancels = this.cancels;
+    if (cancels) options.watchCancel = (cut) => cancels.watch(call.id, cut);
     return options;
   }
 

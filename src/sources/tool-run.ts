@@ -32,6 +32,13 @@ export interface RunToolOptions {
   interrupt$?: Observable<unknown>;
   /** Emits (with the reason, if any) when this one call is cancelled: its signal aborts, its result says "cancelled". */
   cancel$?: Observable<string | undefined>;
+  /**
+   * `interrupt$` as a plain callback registration: calls `cut` when steering interrupts (at once,
+   * if it already has) and returns what stops watching. What a dispatch uses: no subscription per call.
+   */
+  watchInterrupt?: (cut: () => void) => () => void;
+  /** `cancel$` as a plain callback registration: calls `cut` with the reason when this call is cancelled; returns what stops watching. */
+  watchCancel?: (cut: (reason: string | undefined) => void) => () => void;
 }
 
 /** The error result of a call cancelled on its own (`agent.cancelToolCall`), which the model reads. */
@@ -87,7 +94,7 @@ class ToolRun {
   /** Why the signal must read aborted if it is made only now. */
   private abortReason: unknown;
   private execution: Unsubscribable | undefined;
-  private watchers: Subscription[] | undefined;
+  private watchers: Unsubscribable[] | undefined;
   private removeAbortListener: (() => void) | undefined;
   private result: ToolResult | undefined;
   private cancelReason: string | undefined;
@@ -106,7 +113,7 @@ class ToolRun {
 
   /** Abort, interrupt and timeout, in that order of precedence when several fire at once. */
   private watch(): void {
-    const { signal, interrupt$, cancel$, timeoutMs, scheduler } = this.options;
+    const { signal, interrupt$, cancel$, watchInterrupt, watchCancel, timeoutMs, scheduler } = this.options;
     if (signal) {
       if (signal.aborted) return this.cutShort('aborted');
       this.removeAbortListener = onAbort(signal, () => this.cutShort('aborted'));
@@ -117,14 +124,28 @@ class ToolRun {
       (this.watchers ??= []).push(interrupt);
     }
     if (cancel$) {
-      const cancel = cancel$.subscribe((reason) => {
-        this.cancelReason = reason;
-        this.cutShort('cancelled');
-      });
+      const cancel = cancel$.subscribe((reason) => this.cancelled(reason));
       if (this.cut !== undefined) return cancel.unsubscribe();
       (this.watchers ??= []).push(cancel);
     }
+    if (watchInterrupt && this.keep(watchInterrupt(() => this.cutShort('interrupted')))) return;
+    if (watchCancel && this.keep(watchCancel((reason) => this.cancelled(reason)))) return;
     if (timeoutMs !== undefined) (this.watchers ??= []).push(scheduler.schedule(() => this.cutShort('timeout'), timeoutMs));
+  }
+
+  /** Keeps a callback watch until the run ends; true (and stopped at once) when it already cut the run short. */
+  private keep(stop: () => void): boolean {
+    if (this.cut !== undefined) {
+      stop();
+      return true;
+    }
+    (this.watchers ??= []).push({ unsubscribe: stop });
+    return false;
+  }
+
+  private cancelled(reason: string | undefined): void {
+    this.cancelReason = reason;
+    this.cutShort('cancelled');
   }
 
   private context(): ToolContext {

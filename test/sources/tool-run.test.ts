@@ -103,6 +103,39 @@ describe('runTool', () => {
     expect(signal!.aborted).toBe(true);
   });
 
+  it('is cut short through watchInterrupt and watchCancel, and stops both watches when it ends', () => {
+    const watching = new Set<string>();
+    const cuts: Record<string, (reason?: string) => void> = {};
+    const watch = (name: string) => (cut: (reason?: string) => void) => {
+      watching.add(name);
+      cuts[name] = cut;
+      return () => watching.delete(name);
+    };
+    let signal: AbortSignal | undefined;
+    const t = tool((_a, ctx) => ((signal = ctx.signal), NEVER));
+    const seen: ToolRunEmission[] = [];
+    runTool(t, {}, options({ watchInterrupt: watch('interrupt'), watchCancel: watch('cancel') })).subscribe((e) => seen.push(e));
+    expect([...watching]).toEqual(['interrupt', 'cancel']);
+    cuts.cancel!('user said stop');
+    expect(seen).toEqual([result('Tool call cancelled: user said stop', true)]);
+    expect(signal!.aborted).toBe(true);
+    expect(watching.size).toBe(0);
+    cuts.interrupt!(); // after the end: nothing more
+    expect(seen).toHaveLength(1);
+  });
+
+  it('a watchInterrupt that cuts at once (steering already queued) ends the call without running the tool', async () => {
+    let ran = false;
+    const stopped: string[] = [];
+    const out = await collect(tool(() => ((ran = true), 'ran')), {}, {
+      watchInterrupt: (cut) => (cut(), () => stopped.push('interrupt')),
+      watchCancel: () => () => stopped.push('cancel'),
+    });
+    expect(out).toEqual([result(TOOL_TEXTS.interrupted, true)]);
+    expect(ran).toBe(false);
+    expect(stopped).toEqual(['interrupt']); // the cancel watch was never started
+  });
+
   it('is cut short when the run’s signal aborts: "Tool execution aborted."', () => {
     const controller = new AbortController();
     let signal: AbortSignal | undefined;
