@@ -33,7 +33,8 @@ const CONTENDERS = [
   { id: 'floor', short: 'floor (async generators)' },
   { id: 'phi-agent-loop', short: 'phi-rx agentLoop' },
   features.recordSession && { id: 'phi-record-session', short: 'phi-rx agentLoop + recordSession' },
-  features.basicAgent && { id: 'phi-basic-agent', short: 'phi-rx BasicAgent + recordSession' },
+  features.basicAgent && { id: 'phi-basic-agent', short: 'phi-rx BasicAgent' },
+  features.basicAgent && features.recordSession && { id: 'phi-basic-record', short: 'phi-rx BasicAgent + recordSession' },
   { id: 'pi-agent-core', short: 'pi-agent-core agentLoop' },
   // The AI SDK takes ~50 s per wide run once its model's parts arrive asynchronously: long only.
   { id: 'ai-sdk', short: 'AI SDK streamText', presets: ['long'] },
@@ -42,7 +43,7 @@ if (args.baseline) {
   // The baseline bundle runs agentLoop, and BasicAgent when that is measured too, each right after the current one.
   const baselines = [
     { after: 'phi-agent-loop', id: 'phi-baseline', short: 'phi-rx agentLoop (baseline bundle)' },
-    { after: 'phi-basic-agent', id: 'phi-basic-baseline', short: 'phi-rx BasicAgent + recordSession (baseline bundle)' },
+    { after: 'phi-basic-agent', id: 'phi-basic-baseline', short: 'phi-rx BasicAgent (baseline bundle)' },
   ];
   for (const b of baselines) {
     const at = CONTENDERS.findIndex((c) => c.id === b.after);
@@ -255,15 +256,17 @@ function targets(rep) {
     const floor = byId(r, 'floor');
     const basic = byId(r, 'phi-basic-agent');
     const rec = byId(r, 'phi-record-session');
+    const basicRec = byId(r, 'phi-basic-record');
     const tag = `${p.preset}, ${p.gc} GC`;
     const floorLimit = p.preset === 'long' ? 1.5 : 2;
     if (phi && floor) add(`${tag}: phi-rx agentLoop / floor`, ratio(phi, floor), `≤ ${floorLimit}×`, ratio(phi, floor) <= floorLimit, '×', cpuRatio(phi, floor));
-    if (phi && basic) add(`${tag}: BasicAgent + recordSession / agentLoop`, ratio(basic, phi), '≤ 1.2×', ratio(basic, phi) <= 1.2, '×', cpuRatio(basic, phi));
+    if (phi && basic) add(`${tag}: BasicAgent / agentLoop`, ratio(basic, phi), '≤ 1.2×', ratio(basic, phi) <= 1.2, '×', cpuRatio(basic, phi));
+    if (rec && basicRec) add(`${tag}: BasicAgent + recordSession / agentLoop + recordSession`, ratio(basicRec, rec), '(for reading)', undefined, '×', cpuRatio(basicRec, rec));
     if (phi && rec) add(`${tag}: agentLoop + recordSession / agentLoop`, ratio(rec, phi), '≤ 1.3×', ratio(rec, phi) <= 1.3, '×', cpuRatio(rec, phi));
     const base = byId(r, 'phi-baseline');
     if (phi && base) add(`${tag}: phi-rx agentLoop / baseline bundle`, ratio(phi, base), '(for reading)', undefined, '×', cpuRatio(phi, base));
     const basicBase = byId(r, 'phi-basic-baseline');
-    if (basic && basicBase) add(`${tag}: BasicAgent + recordSession / baseline bundle`, ratio(basic, basicBase), '(for reading)', undefined, '×', cpuRatio(basic, basicBase));
+    if (basic && basicBase) add(`${tag}: BasicAgent / baseline bundle`, ratio(basic, basicBase), '(for reading)', undefined, '×', cpuRatio(basic, basicBase));
     if (p.preset === 'wide' && phi && floor) {
       const over = phi.firstRunPeakRssMB - floor.firstRunPeakRssMB;
       add(`${tag}: agentLoop peak RSS over the floor's (one run, fresh process)`, over, '≤ 30 MB', over <= 30, ' MB');
