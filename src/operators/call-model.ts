@@ -5,11 +5,11 @@ import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../t
 import { DEFAULT_RETRY_CONFIG, type RetryConfig } from '../types/config.js';
 import type { ProviderError } from '../types/errors.js';
 import { onAbort } from '../sources/cancellation.js';
-import { callProvider, providerCall, streamGuard } from './guard-provider-stream.js';
+import { callProvider, providerCall, streamBreach } from './guard-provider-stream.js';
 import { retryDelay } from './retry-backoff.js';
-import { type Resumer, resumer } from './resume-retry.js';
-import { messageEventsOf } from './to-message-events.js';
-import { type LoopStage, type LoopState, type StageOutput, stateByState } from './loop-state.js';
+import { type Resumer, resumer, type StreamReset } from './resume-retry.js';
+import { MessageEvents, type ToMessageEventsOptions } from './to-message-events.js';
+import { directStage, type LoopStage, type LoopState, type StageSink } from './loop-state.js';
 import { copyState } from './state-with.js';
 
 export interface CallModelOptions {
@@ -62,13 +62,14 @@ export function callModel(options: CallModelOptions): LoopStage {
     resuming: (options.retry?.maxRetries ?? DEFAULT_RETRY_CONFIG.maxRetries) > 0,
     now: () => scheduler.now(),
   };
-  return stateByState((state, out, done) => {
+  return directStage((state, sink) => {
     const request = state.request;
-    if (state.ended || !request) {
-      out.next(state);
-      return done();
+    if (state.ended || !request) return sink.done(state);
+    try {
+      return new ModelCall(setup, state, request, sink).start();
+    } catch (error) {
+      return sink.error(error);
     }
-    return new ModelCall(setup, state, request, out, done).start();
   });
 }
 
@@ -81,6 +82,8 @@ interface CallSetup {
   readonly random: () => number;
   readonly resuming: boolean;
   readonly now: () => number;
+  /** The message events' options of the run last called (one per run, not one per call). */
+  events?: ToMessageEventsOptions;
 }
 
 /**
@@ -100,7 +103,9 @@ class ModelCall {
   private inner: Subscription | undefined;
   private pause: Subscription | undefined;
   private stopWaiting: (() => void) | undefined;
-  private check: ((event: unknown) => ProviderError | undefined) | undefined;
+  /** Whether each event is checked here (no stream operator of the user's), and the index of the next one. */
+  private checked = false;
+  private index = 0;
   private readonly deliver: (e: StreamEvent) => void;
   private readonly resume: Resumer | undefined;
 
@@ -108,10 +113,11 @@ class ModelCall {
     private readonly setup: CallSetup,
     private readonly state: LoopState,
     private readonly request: StreamRequest,
-    private readonly out: StageOutput,
-    private readonly done: () => void,
+    private readonly sink: StageSink,
   ) {
-    const toEvents = messageEventsOf({ loopId: state.loopId, now: setup.now }, (event: AgentEvent) => this.emit(event));
+    if (setup.events?.loopId !== state.loopId) setup.events = { loopId: state.loopId, now: setup.now };
+    const events = new MessageEvents(setup.events, this);
+    const toEvents = (e: StreamEvent | StreamReset): void => events.push(e);
     this.resume = setup.resuming ? resumer(toEvents) : undefined;
     this.deliver = this.resume ? this.resume.push : toEvents;
   }
@@ -134,7 +140,7 @@ class ModelCall {
   }
 
   /** A message event: the last snapshot and the final message are kept for the state. */
-  private emit(event: AgentEvent): void {
+  messageEvent(event: AgentEvent): void {
     if (event.type === 'MessageEnd') {
       if (this.setup.options.tagTurn) {
         const { loopId, turnIndex } = this.state;
@@ -142,14 +148,15 @@ class ModelCall {
       }
       this.partial = this.assistant = event.message as AssistantMessage;
     } else this.partial = (event as { message: AssistantMessage }).message;
-    this.out.next(event);
+    this.sink.event(event);
   }
 
   private attempt(): void {
     this.resume?.attempt();
     const { options, providerOptions } = this.setup;
     // A stream operator of the user's sees the guarded stream; without one, each event is checked here.
-    this.check = options.providerStream ? undefined : streamGuard();
+    this.checked = !options.providerStream;
+    this.index = 0;
     const stream$ = options.providerStream
       ? callProvider(options.provider, this.request, providerOptions).pipe(options.providerStream)
       : providerCall(options.provider, this.request, providerOptions);
@@ -161,7 +168,7 @@ class ModelCall {
   /** The stream's events (the call is the stream's observer). */
   next(event: unknown): void {
     if (this.finished) return;
-    const breach = this.check?.(event);
+    const breach = this.checked ? streamBreach(event, this.index++) : undefined;
     if (breach) {
       this.inner?.unsubscribe(); // what follows a breach is not read
       return this.error(breach);
@@ -188,7 +195,7 @@ class ModelCall {
     if (delayMs === undefined) return this.settle(this.failure(error));
     this.attempts++;
     const e = error as ProviderError;
-    this.out.next({ type: 'RetryScheduled', loopId: this.state.loopId, attempt: this.attempts, delayMs, errorKind: e.kind, errorMessage: e.message, timestamp: now() });
+    this.sink.event({ type: 'RetryScheduled', loopId: this.state.loopId, attempt: this.attempts, delayMs, errorKind: e.kind, errorMessage: e.message, timestamp: now() });
     this.pause = scheduler.schedule(() => this.attempt(), delayMs);
   }
 
@@ -216,7 +223,6 @@ class ModelCall {
     next.partial = this.partial ?? state.partial;
     next.assistant = this.assistant ?? state.assistant;
     next.failure = failure;
-    this.out.next(next);
-    this.done();
+    this.sink.done(next);
   }
 }

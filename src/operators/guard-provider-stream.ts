@@ -63,10 +63,13 @@ export function guardProviderStream(): OperatorFunction<unknown, StreamEvent> {
  */
 export function streamGuard(): (event: unknown) => ProviderError | undefined {
   let index = 0;
-  return (event) => {
-    const breach = breachOf(event, index++);
-    return breach === undefined ? undefined : contractBreach(breach);
-  };
+  return (event) => streamBreach(event, index++);
+}
+
+/** The check of {@link streamGuard} for the event at `index` of its stream (the model-call stage counts them itself). */
+export function streamBreach(event: unknown, index: number): ProviderError | undefined {
+  const breach = breachOf(event, index);
+  return breach === undefined ? undefined : contractBreach(breach);
 }
 
 /**

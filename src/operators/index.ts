@@ -2,7 +2,7 @@ export * from './retry-backoff.js';
 export * from './filter-input.js';
 export * from './compact.js';
 export * from './limit-execution.js';
-export * from './to-message-events.js';
+export { messageEventsOf, toMessageEvents, type ToMessageEventsOptions } from './to-message-events.js';
 export { dispatchTools, type DispatchToolsOptions, type SteeringCheck, TOOL_TEXTS } from './dispatch-tools.js';
 export * from './guard-provider-stream.js';
 export * from './resume-retry.js';

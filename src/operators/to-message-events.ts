@@ -52,18 +52,27 @@ export function toMessageEvents(options: ToMessageEventsOptions): OperatorFuncti
  * (no subscriber hop per delta); it throws what `onPartial` / `onEnd` throw.
  */
 export function messageEventsOf(options: ToMessageEventsOptions, emit: (event: AgentEvent) => void): (e: StreamEvent | StreamReset) => void {
-  const events = new MessageEvents(options, emit);
+  const events = new MessageEvents(options, { messageEvent: emit });
   return (e) => events.push(e);
 }
 
+/** Where {@link MessageEvents} hands its events (the model-call stage is one: no closure per call). */
+export interface MessageEventTarget {
+  messageEvent(event: AgentEvent): void;
+}
+
 /** The state of {@link messageEventsOf} over one message: one object, its `push` called per stream event. */
-class MessageEvents {
+export class MessageEvents {
   private started = false;
 
   constructor(
     private readonly options: ToMessageEventsOptions,
-    private readonly emit: (event: AgentEvent) => void,
+    private readonly target: MessageEventTarget,
   ) {}
+
+  private emit(event: AgentEvent): void {
+    this.target.messageEvent(event);
+  }
 
   push(e: StreamEvent | StreamReset): void {
     const { loopId, now, onPartial, onEnd } = this.options;
