@@ -59,10 +59,16 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
   } = options;
   const definitions = tools.map(definitionOf);
   const views = new LlmViews();
-  // What every request of the stage shares, made once (each turn adds its messages).
-  const shared: Omit<StreamRequest, 'messages'> = { ...rest, thinkingLevel, cacheConfig, tools: definitions };
-  const requestFor = (llm: Message[], apiKey: string | undefined): StreamRequest =>
-    apiKey === undefined ? { ...shared, messages: llm } : { ...shared, messages: llm, apiKey };
+  // What every request of the stage shares, made once: each turn's request is a copy with its messages (and key).
+  // Copies of an object that already has the fields they set: a spread followed by a field its source lacks
+  // gives every copy a hidden class of its own in V8 (see `withTurnId`).
+  const shared: StreamRequest = Object.assign({}, rest, { thinkingLevel, cacheConfig, tools: definitions, messages: [] as Message[] });
+  let keyed: StreamRequest | undefined;
+  const requestFor = (llm: Message[], apiKey: string | undefined): StreamRequest => {
+    if (apiKey === undefined) return { ...shared, messages: llm };
+    keyed ??= Object.assign({}, shared, { apiKey: undefined as string | undefined });
+    return { ...keyed, messages: llm, apiKey };
+  };
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
     const next = copyState(state);
     next.request = request;

@@ -1,6 +1,6 @@
 import { asyncScheduler, type MonoTypeOperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import type { AssistantMessage, LlmMessage } from '../types/message.js';
+import { type AssistantMessage, withTurnId } from '../types/message.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
 import { DEFAULT_RETRY_CONFIG, type RetryConfig } from '../types/config.js';
 import type { ProviderError } from '../types/errors.js';
@@ -144,7 +144,7 @@ class ModelCall {
     if (event.type === 'MessageEnd') {
       if (this.setup.options.tagTurn) {
         const { loopId, turnIndex } = this.state;
-        event = { ...event, message: { ...(event.message as AssistantMessage), turnId: { loopId, turnIndex } } as LlmMessage };
+        event = { ...event, message: withTurnId(event.message as AssistantMessage, { loopId, turnIndex }) };
       }
       this.partial = this.assistant = event.message as AssistantMessage;
     } else this.partial = (event as { message: AssistantMessage }).message;

@@ -54,7 +54,7 @@ export function limitTurns(limits: ExecutionLimits, options: LimitTurnsOptions =
     if (reason === undefined) return timed;
     const message: AgentMessage = { role: 'user', content: [{ type: 'text', text: `[Agent stopped: ${reason}]` }], timestamp: now };
     const ended = reason.startsWith('Max turns') ? 'maxTurns' : 'guardRail';
-    return [...announce(state.loopId, message, now), { ...withRecords(timed, [message]), ended }];
+    return [...announce(state.loopId, message, now), stateWith(withRecords(timed, [message]), { ended })];
   });
 }
 

@@ -1,5 +1,5 @@
 import { asyncScheduler, concat, from, type SchedulerLike } from 'rxjs';
-import { type AgentMessage, type AssistantMessage, isExtension, type LlmMessage } from '../types/message.js';
+import { type AgentMessage, type AssistantMessage, isExtension, withTurnId } from '../types/message.js';
 import type { PolicyVerdict, PreTurnPolicy } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import { askHook } from './ask-hook.js';
@@ -54,7 +54,7 @@ export function preTurnPolicies(policies: readonly PreTurnPolicy[], options: Pre
 /** Messages joining the context in the turn: tagged, announced, recorded. */
 function added(state: LoopState, messages: readonly AgentMessage[], timestamp: number): [LoopOutput[], LoopState] {
   const { loopId, turnIndex } = state;
-  const stored = messages.map((m) => (isExtension(m) ? m : ({ ...m, turnId: { loopId, turnIndex } } as LlmMessage)));
+  const stored = messages.map((m) => (isExtension(m) ? m : withTurnId(m, { loopId, turnIndex })));
   return [stored.flatMap((m) => announce(loopId, m, timestamp)), withRecords(state, stored)];
 }
 

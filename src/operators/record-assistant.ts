@@ -1,4 +1,4 @@
-import type { LlmMessage } from '../types/message.js';
+import { type LlmMessage, withTurnId } from '../types/message.js';
 import { Usage } from '../types/usage.js';
 import { type LoopStage, loopStage, recordInto } from './loop-state.js';
 import { copyState } from './state-with.js';
@@ -25,7 +25,7 @@ export function recordAssistant(): LoopStage {
     const message = state.assistant;
     if (!message || state.ended) return state;
     const tagged = (message as LlmMessage).turnId;
-    const stored = tagged?.loopId === state.loopId && tagged.turnIndex === state.turnIndex ? message : { ...message, turnId: { loopId: state.loopId, turnIndex: state.turnIndex } };
+    const stored = tagged?.loopId === state.loopId && tagged.turnIndex === state.turnIndex ? message : withTurnId(message, { loopId: state.loopId, turnIndex: state.turnIndex });
     const next = recordInto(copyState(state), [stored]);
     next.assistant = stored;
     next.usage = Usage.combine(state.usage ?? Usage.empty(), message.usage);

@@ -43,7 +43,7 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
   let direct: { loopId: string; run: DirectDispatch | undefined } | undefined;
   const directFor = (loopId: string): DirectDispatch | undefined => {
     if (toolCalls) return undefined;
-    if (direct?.loopId !== loopId) direct = { loopId, run: directDispatch({ ...dispatch, loopId, now }) };
+    if (direct?.loopId !== loopId) direct = { loopId, run: directDispatch(Object.assign({}, dispatch, { loopId, now })) };
     return direct.run;
   };
   return stateByState((state, out, done) => {
@@ -89,15 +89,14 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
     if (run) return run(calls, events);
     const subscription = from(calls).pipe(
       truncated ? identity : (toolCalls ?? identity),
-      dispatchTools({
-        ...dispatch,
+      dispatchTools(Object.assign({}, dispatch, {
         loopId: state.loopId,
         now,
         preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (dispatch.preDispatch ?? []),
         messages: () => state.messages,
         onStop: (reason) => (stop = reason),
-        onInject: (messages) => injected.push(...messages),
-      }) as OperatorFunction<ToolCall, AgentEvent>,
+        onInject: (messages: AgentMessage[]) => injected.push(...messages),
+      } satisfies Partial<DispatchToolsOptions>)) as OperatorFunction<ToolCall, AgentEvent>,
     ).subscribe(events);
     return () => subscription.unsubscribe();
   });

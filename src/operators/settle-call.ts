@@ -1,6 +1,6 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import type { AssistantMessage, StopReason } from '../types/message.js';
+import { type AssistantMessage, type StopReason, withTurnId } from '../types/message.js';
 import { errorMessage, isProviderError } from '../types/errors.js';
 import { Usage } from '../types/usage.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopState } from './loop-state.js';
@@ -43,7 +43,7 @@ export function settleCall(options: SettleCallOptions): LoopStage {
   return loopStage((state) => {
     if (state.ended || state.assistant) return state;
     const closed = closedPartial(state, options, scheduler.now());
-    const message = options.tagTurn ? ({ ...closed, turnId: { loopId: state.loopId, turnIndex: state.turnIndex } } as AssistantMessage) : closed;
+    const message = options.tagTurn ? withTurnId(closed, { loopId: state.loopId, turnIndex: state.turnIndex }) : closed;
     const timestamp = scheduler.now();
     const out: LoopOutput[] = [];
     if (!state.partial) out.push({ type: 'MessageStart', loopId: state.loopId, message, timestamp } satisfies AgentEvent);

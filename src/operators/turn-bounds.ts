@@ -1,7 +1,7 @@
 import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { TurnTrigger } from '../types/config.js';
-import { type AgentMessage, type LlmMessage, isExtension } from '../types/message.js';
+import { type AgentMessage, isExtension, withTurnId } from '../types/message.js';
 import { announce, type LoopOutput, type LoopStage, loopStage, type LoopState, recordInto, turnCleared } from './loop-state.js';
 import { copyState, stateWith } from './state-with.js';
 
@@ -48,7 +48,7 @@ export function startTurn(options: StartTurnOptions = {}): LoopStage {
     const out: LoopOutput[] = [{ type: 'TurnStart', loopId, turnIndex, timestamp, triggeredBy: turnIndex === 0 ? firstTrigger : 'continuation' }];
     const added: AgentMessage[] = [];
     for (const m of state.pending) {
-      const stored = isExtension(m) ? m : ({ ...m, turnId: { loopId, turnIndex } } as LlmMessage);
+      const stored = isExtension(m) ? m : withTurnId(m, { loopId, turnIndex });
       added.push(stored);
       out.push(...announce(loopId, stored, timestamp));
     }
@@ -85,7 +85,7 @@ export function endTurn(options: EndTurnOptions = {}): LoopStage {
     const message = state.assistant;
     if (!message) return state.failure && !state.ended ? stateWith(state, { ended: 'error' }) : state;
     const { loopId, turnIndex } = state;
-    const stored = recorded ? message : { ...message, turnId: { loopId, turnIndex } };
+    const stored = recorded ? message : withTurnId(message, { loopId, turnIndex });
     const toolResults = state.toolResults ?? [];
     const stop = message.stopReason === 'error' || message.stopReason === 'aborted' || message.stopReason === 'guardRail';
     const ended = state.ended ?? (stop || state.stopRequested !== undefined ? message.stopReason : undefined);
