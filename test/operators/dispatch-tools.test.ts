@@ -518,6 +518,26 @@ describe('dispatchTools: steering', () => {
     expect(log.signals.b!.aborted).toBe(false);
   });
 
+  it('listens to steering arrivals through one subscription while calls run, and lets it go when they end', () => {
+    const log = newLog();
+    const subscribed: number[] = [];
+    let open = 0;
+    let most = 0;
+    const arrivals$ = new Observable<unknown>(() => {
+      open++;
+      most = Math.max(most, open);
+      subscribed.push(open);
+      return () => void open--;
+    });
+    const { text } = dispatchWith(calls('a', 'b', 'c'), () => ({
+      tools: [slow('a', 30, log), slow('b', 10, log), slow('c', 20, log)], steering: { pending: () => false, policy: () => 'interrupt', arrivals$ },
+    }));
+    expect(['a', 'b', 'c'].map(text)).toEqual(['a done', 'b done', 'c done']);
+    expect(most).toBe(1); // three calls running at once, one subscription
+    expect(subscribed).toEqual([1]);
+    expect(open).toBe(0);
+  });
+
   it('reads the policy when steering arrives: a per-message `wait` does not interrupt', () => {
     const log = newLog();
     const { text } = dispatchWith(calls('a', 'b'), () => ({
