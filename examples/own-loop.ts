@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { lastValueFrom, map, type Observable, of, toArray } from 'rxjs';
 import { z } from 'zod';
 import {
-  buildRequest, callModel, defineTool, endTurn, isLoopState, loopStages, loopState, repeatTurns, runToolCalls, startTurn, textOf,
+  buildRequest, callModel, defineTool, endTurn, isLoopState, loopStages, loopState, repeatTurns, runToolCalls, startTurn, stateWith, textOf,
   toolCallsOf, userMessage, type AgentEvent, type AgentMessage, type LoopStage, type LoopState,
 } from 'phi-rx';
 import { describeEvent, scriptedModel, scriptedProvider } from 'phi-rx/testing';
@@ -44,7 +44,7 @@ export function summariseOlderTurns(): LoopStage {
     const older = state.messages.slice(0, last);
     const gist = older.map((m) => (m.role === 'user' || m.role === 'assistant' ? textOf(m) : '')).filter(Boolean).join(' / ');
     const summary: AgentMessage = userMessage(`[Summary of ${older.length} earlier messages: ${gist}]`, 0);
-    return { ...state, messages: [summary, ...state.messages.slice(last)] };
+    return stateWith(state, { messages: [summary, ...state.messages.slice(last)] });
   });
 }
 
@@ -58,7 +58,7 @@ export function vetoTool(tool: string): LoopStage {
     if (!message || !toolCallsOf(message).some((c) => c.name === tool)) return state;
     const content = message.content.filter((c) => c.type !== 'toolCall' || c.name !== tool);
     const note = userMessage(`[${tool} is not allowed here; the call was not run.]`, message.timestamp);
-    return { ...state, assistant: { ...message, content }, pending: [...state.pending, note] };
+    return stateWith(state, { assistant: { ...message, content }, pending: [...state.pending, note] });
   });
 }
 
