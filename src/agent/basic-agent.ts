@@ -276,7 +276,7 @@ export class BasicAgent extends AgentControls {
   /** The loop config every run gets; exposed for integrations (parallel branches, sub-agents). */
   loopConfig(signal?: AbortSignal): AgentLoopConfig {
     const { systemPrompt: _s, tools: _t, steeringMode: _sm, followUpMode: _fm, agentId: _a, sessionId: _si, tracing: _tr, ...loop } = this.options;
-    return Object.assign({}, loop, this.controls.wire(loop, this.tools), { steering: this.steering, followUp: this.followUps }, signal ? { signal } : {});
+    return { ...loop, ...this.controls.wire(loop, this.tools), steering: this.steering, followUp: this.followUps, ...(signal ? { signal } : {}) };
   }
 
   /** Takes on a restored session's state (see AgentControls.restore). */

@@ -66,6 +66,8 @@ export type LlmMessage = Message & { turnId?: TurnId };
  * messages megamorphic; a copy made by `Object.assign` onto `{}` shares its hidden class.
  */
 export function withTurnId<M extends Message>(message: M, turnId: TurnId): M & { turnId: TurnId } {
+  // A message parsed from JSON may hold an own `__proto__` field, which Object.assign would make the copy's prototype.
+  if (Object.hasOwn(message, '__proto__')) return { ...message, turnId };
   const out = Object.assign({}, message) as M & { turnId: TurnId };
   out.turnId = turnId;
   return out;

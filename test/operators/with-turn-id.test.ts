@@ -22,4 +22,12 @@ describe('withTurnId', () => {
     expect(twice.turnId).toEqual({ loopId: 'b', turnIndex: 3 });
     expect(once.turnId).toEqual({ loopId: 'a', turnIndex: 0 });
   });
+
+  it('keeps an own __proto__ field of a message parsed from JSON a field (the prototype of the copy stays Object.prototype)', () => {
+    const parsed = JSON.parse('{"role":"user","content":"hi","timestamp":1,"__proto__":{"isError":true}}') as ReturnType<typeof userMessage>;
+    const tagged = withTurnId(parsed, { loopId: 'l', turnIndex: 0 });
+    expect(Object.getPrototypeOf(tagged)).toBe(Object.prototype);
+    expect(Object.hasOwn(tagged, '__proto__')).toBe(true);
+    expect((tagged as unknown as { isError?: boolean }).isError).toBeUndefined();
+  });
 });
