@@ -12,20 +12,10 @@ import { agentSession, type RestoredAgentState, restoredAgentState, type Session
  */
 export abstract class AgentControls extends AgentBuilder {
   protected readonly controls = new RunControls();
-  private sessionRecorder = new SessionRecorder();
-  /** Whether `recorder` keeps MessageUpdate events (a run hands it none otherwise). */
-  protected recordsDeltas = false;
+  /** The agent's session as recorded from its events, for `save()`. */
+  protected recorder = new SessionRecorder();
   /** The conversation the current session's first run started from (see `runStarts`). */
   private history: { readonly sessionId: string; readonly messages: readonly AgentMessage[] } | undefined;
-
-  /** The agent's session as recorded from its events, for `save()`. */
-  protected get recorder(): SessionRecorder {
-    return this.sessionRecorder;
-  }
-  protected set recorder(recorder: SessionRecorder) {
-    this.sessionRecorder = recorder;
-    this.recordsDeltas = recorder.recordsStreamingEvents;
-  }
 
   abstract readonly agentId: string;
   abstract get sessionId(): string;

@@ -19,6 +19,7 @@ import { shareRun, TranscriptStore } from './agent-state.js';
 import type { Transcript } from '../view/transcript-state.js';
 import type { BasicAgentOptions } from './agent-builder.js';
 import { AgentControls } from './agent-controls.js';
+import { RunFollower } from './run-follower.js';
 import type { RestoredAgentState } from './agent-session.js';
 
 export type { AgentRunOptions, BasicAgentOptions } from './agent-builder.js';
@@ -321,8 +322,8 @@ export class BasicAgent extends AgentControls {
 
   /**
    * Runs `run$` for the agent into `sink`: marks the agent busy until the run ends or is cancelled,
-   * keeps its state in step and mirrors every event to `events$`, all in one callback per event.
-   * `onEvent` is told every event but the deltas (MessageUpdate).
+   * and keeps its state in step with every event through one {@link RunFollower} (which mirrors the
+   * events to `events$`). `onEvent` is told every event but the deltas (MessageUpdate).
    * `undoIfUnstarted` runs when the run is refused before any event. Returns what cancels the run.
    */
   private follow(
@@ -333,40 +334,9 @@ export class BasicAgent extends AgentControls {
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
     const traced$ = this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$;
-    // What a delta touches is kept to the agent, its store and the sink: with hundreds of agents
-    // interleaved, every other object a delta reads is a likely cache miss.
-    const { controls, store } = this;
     const following = new Subscription();
-    let started = false;
-    following.add(traced$.subscribe({
-      next: (event) => {
-        started = true;
-        try {
-          if (event.type === 'MessageUpdate') {
-            // The hot path (a run's deltas): no agent state changes with a delta but the view's.
-            if (this.recordsDeltas) this.recorder.onEvent(event);
-          } else {
-            onEvent(event);
-            controls.observe(event, this.recorder);
-          }
-          store.push(event); // and to events$, when watched
-        } catch (e) {
-          sink.error(e); // what fails here fails the run, it is not lost
-          following.unsubscribe();
-          return;
-        }
-        sink.next(event);
-      },
-      error: (err: unknown) => {
-        if (!started) undoIfUnstarted?.();
-        sink.error(err);
-        following.unsubscribe();
-      },
-      complete: () => {
-        sink.complete();
-        following.unsubscribe();
-      },
-    }));
+    const { controls, store, recorder } = this;
+    following.add(traced$.subscribe(new RunFollower({ controls, store, recorder }, onEvent, undoIfUnstarted, sink, following)));
     following.add(() => {
       if (this.controller === controller) {
         this.controller = undefined;

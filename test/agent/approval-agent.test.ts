@@ -142,4 +142,18 @@ describe('BasicAgent.reset', () => {
     expect(() => second.approve('t1', { approved: true })).toThrow(/UnknownToolCall|no tool call with this id/);
     expect((await second.save(store)).loops).toEqual([]);
   });
+
+  it('reset() during a run: the aborted run ends, and its last events are not recorded into the new session', async () => {
+    const agent = agentFor();
+    const waiting = firstValueFrom(agent.events$.pipe(filter((e) => e.type === 'ToolApprovalRequested')));
+    const ended = lastValueFrom(agent.prompt('Pay').pipe(toArray()));
+    await waiting;
+    agent.reset();
+    const events = await ended;
+    expect(events.at(-1)).toMatchObject({ type: 'AgentEnd', stopReason: 'aborted' });
+    expect(agent.messages).toEqual([]);
+    const store = new InMemorySessionStore();
+    expect((await agent.save(store)).loops).toEqual([]);
+    expect(agent.pendingApprovals()).toEqual([]);
+  });
 });
