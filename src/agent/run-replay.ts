@@ -3,77 +3,6 @@ import type { AgentEvent, MessageUpdateEvent, StreamDelta } from '../types/event
 import type { AssistantMessage } from '../types/message.js';
 
 /**
- * The subject behind a shared run ({@link shareRun}): every subscriber gets the events it missed,
- * replayed, then the live ones — like a `ReplaySubject`, but without holding every event alive.
- * A streamed message's `MessageUpdate` events each carry a snapshot (message, content array,
- * changed block); keeping thousands of them for a subscriber that may never come is what made a
- * hot run slow (they all outlive the young generation). So an update whose snapshot is the
- * previous one with the delta applied — the same message fields, the same other blocks, the
- * changed block's text longer by exactly the delta — is kept as its delta alone (the delta's text
- * when it continues the block of the delta before it) and its timestamp; a late subscriber gets
- * it rebuilt from the snapshot before it, equal to the one emitted. Any other update (a new tool
- * call, a changed usage or signature, another loop's) is kept as it was. An assistant
- * `MessageStart` is passed on (and kept) with its message copied, as it was when emitted, so that
- * a late fold of the deltas does not count them twice.
- */
-export class RunReplay implements SubjectLike<AgentEvent> {
-  /** The subscribers following live; replaced, never changed in place, so that a delivery can go on over the list it began with. */
-  private live: ReadonlyArray<Subscriber<AgentEvent>> = [];
-  private readonly log = new EventLog();
-  private ending: { error: unknown } | 'complete' | undefined;
-
-  next(value: AgentEvent): void {
-    if (this.ending) return;
-    const event = value.type === 'MessageStart' && value.message.role === 'assistant' ? { ...value, message: copyOfStart(value.message as AssistantMessage) } : value;
-    this.log.push(event);
-    const live = this.live;
-    for (let i = 0; i < live.length; i++) live[i]!.next(event);
-  }
-
-  error(err: unknown): void {
-    if (this.ending) return;
-    this.ending = { error: err };
-    const live = this.live;
-    this.live = [];
-    for (const subscriber of live) subscriber.error(err);
-  }
-
-  complete(): void {
-    if (this.ending) return;
-    this.ending = 'complete';
-    const live = this.live;
-    this.live = [];
-    for (const subscriber of live) subscriber.complete();
-  }
-
-  /** Whether the run has completed or failed. */
-  get ended(): boolean {
-    return this.ending !== undefined;
-  }
-
-  subscribe(observer: Partial<Observer<AgentEvent>>): Unsubscribable {
-    return new Observable<AgentEvent>((subscriber) => {
-      this.attach(subscriber);
-      return () => this.detach(subscriber);
-    }).subscribe(observer);
-  }
-
-  /** Replays what `subscriber` missed, then ends it (the run has ended) or follows the run live. */
-  attach(subscriber: Subscriber<AgentEvent>): void {
-    this.log.replay(subscriber);
-    if (subscriber.closed) return;
-    const ending = this.ending;
-    if (ending === 'complete') subscriber.complete();
-    else if (ending) subscriber.error(ending.error);
-    else this.live = [...this.live, subscriber];
-  }
-
-  detach(subscriber: Subscriber<AgentEvent>): void {
-    if (this.live.includes(subscriber)) this.live = this.live.filter((s) => s !== subscriber);
-  }
-}
-
-/**
  * A copy of a streamed message as it starts, down to what a provider may change in place while it
  * streams (the content array, its blocks, a tool call's arguments, the usage): a structured clone
  * of each of a run's messages cost more than the rest of the replay.
@@ -86,7 +15,7 @@ function copyOfStart(message: AssistantMessage): AssistantMessage {
 /** A kept entry: an event as it was, a delta, or a text delta's text (same kind and block as the delta before). */
 type Entry = AgentEvent | StreamDelta | string;
 
-/** The events of one run, updates kept compact (see {@link RunReplay}). */
+/** The events of one run, updates kept compact (see {@link RunReplay}, which keeps its log in itself: one object per event the fewer). */
 class EventLog {
   private readonly entries: Entry[] = [];
   /** Timestamps of the compact entries, in order. */
@@ -100,7 +29,7 @@ class EventLog {
   /** The number of fields of `message`, or -1 when not counted. */
   private keys = -1;
 
-  push(event: AgentEvent): void {
+  protected push(event: AgentEvent): void {
     const previous = this.message;
     if (event.type === 'MessageUpdate' && previous !== undefined && event.loopId === this.loopId) {
       const keys = follows(previous, this.keys, event);
@@ -127,7 +56,7 @@ class EventLog {
   }
 
   /** Delivers every entry kept so far (and any kept while it delivers), compact ones rebuilt. */
-  replay(to: { next(event: AgentEvent): void; readonly closed: boolean }): void {
+  protected replay(to: { next(event: AgentEvent): void; readonly closed: boolean }): void {
     const { entries, times } = this;
     let message: AssistantMessage | undefined;
     let loopId = '';
@@ -149,6 +78,86 @@ class EventLog {
       }
       to.next(event);
     }
+  }
+}
+
+/**
+ * The subject behind a shared run ({@link shareRun}): every subscriber gets the events it missed,
+ * replayed, then the live ones — like a `ReplaySubject`, but without holding every event alive.
+ * A streamed message's `MessageUpdate` events each carry a snapshot (message, content array,
+ * changed block); keeping thousands of them for a subscriber that may never come is what made a
+ * hot run slow (they all outlive the young generation). So an update whose snapshot is the
+ * previous one with the delta applied — the same message fields, the same other blocks, the
+ * changed block's text longer by exactly the delta — is kept as its delta alone (the delta's text
+ * when it continues the block of the delta before it) and its timestamp; a late subscriber gets
+ * it rebuilt from the snapshot before it, equal to the one emitted. Any other update (a new tool
+ * call, a changed usage or signature, another loop's) is kept as it was. An assistant
+ * `MessageStart` is passed on (and kept) with its message copied, as it was when emitted, so that
+ * a late fold of the deltas does not count them twice.
+ */
+export class RunReplay extends EventLog implements SubjectLike<AgentEvent> {
+  /** The subscribers following live; replaced, never changed in place, so that a delivery can go on over the list it began with. */
+  private live: ReadonlyArray<Subscriber<AgentEvent>> = [];
+  /** The one live subscriber, while there is exactly one (an event then reads no array). */
+  private only: Subscriber<AgentEvent> | undefined;
+  private ending: { error: unknown } | 'complete' | undefined;
+
+  next(value: AgentEvent): void {
+    if (this.ending) return;
+    const event = value.type === 'MessageStart' && value.message.role === 'assistant' ? { ...value, message: copyOfStart(value.message as AssistantMessage) } : value;
+    this.push(event);
+    const only = this.only;
+    if (only !== undefined) return only.next(event);
+    const live = this.live;
+    for (let i = 0; i < live.length; i++) live[i]!.next(event);
+  }
+
+  error(err: unknown): void {
+    if (this.ending) return;
+    this.ending = { error: err };
+    const live = this.following([]);
+    for (const subscriber of live) subscriber.error(err);
+  }
+
+  complete(): void {
+    if (this.ending) return;
+    this.ending = 'complete';
+    const live = this.following([]);
+    for (const subscriber of live) subscriber.complete();
+  }
+
+  /** Whether the run has completed or failed. */
+  get ended(): boolean {
+    return this.ending !== undefined;
+  }
+
+  subscribe(observer: Partial<Observer<AgentEvent>>): Unsubscribable {
+    return new Observable<AgentEvent>((subscriber) => {
+      this.attach(subscriber);
+      return () => this.detach(subscriber);
+    }).subscribe(observer);
+  }
+
+  /** Replays what `subscriber` missed, then ends it (the run has ended) or follows the run live. */
+  attach(subscriber: Subscriber<AgentEvent>): void {
+    this.replay(subscriber);
+    if (subscriber.closed) return;
+    const ending = this.ending;
+    if (ending === 'complete') subscriber.complete();
+    else if (ending) subscriber.error(ending.error);
+    else this.following([...this.live, subscriber]);
+  }
+
+  detach(subscriber: Subscriber<AgentEvent>): void {
+    if (this.live.includes(subscriber)) this.following(this.live.filter((s) => s !== subscriber));
+  }
+
+  /** Makes `live` the subscribers following; returns those who were. */
+  private following(live: ReadonlyArray<Subscriber<AgentEvent>>): ReadonlyArray<Subscriber<AgentEvent>> {
+    const was = this.live;
+    this.live = live;
+    this.only = live.length === 1 ? live[0] : undefined;
+    return was;
   }
 }
 
