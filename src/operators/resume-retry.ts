@@ -96,33 +96,54 @@ export interface Resumer {
  * `push` for each of its events. The model-call stage drives it directly (no subscriber hop per delta).
  */
 export function resumer(emit: (e: StreamEvent | StreamReset) => void): Resumer {
-  /** What has been emitted of the message: what a UI appending the deltas shows. */
-  let shown: Block[] = [];
-  /** The current attempt's output while it is still retracing `shown`; undefined once it has caught up or diverged. */
+  /**
+   * What has been emitted of the message (what a UI appending the deltas shows), as one flat
+   * record: two numbers (its kind's place in {@link KINDS}, its content index) open a block, a
+   * string is text added to the block open last, a {@link CallName} names it. One array write per
+   * delta; the blocks are built only when a retry compares against them.
+   */
+  let record: Recorded[] = [];
+  /** The block `record` has open last: its kind and content index (`openKind` -1: none). */
+  let openKind = -1;
+  let openIndex = -1;
+  /** `record` as blocks, while no delta has come since they were built. */
+  let blocks: Block[] | undefined;
+  const shown = (): Block[] => (blocks ??= blocksOf(record));
+  /** The current attempt's output while it is still retracing what was shown; undefined once it has caught up or diverged. */
   let fresh: Block[] | undefined;
-  const reset = (blocks: Block[], template: AssistantMessage): void => {
-    shown = blocks.map(copyBlock);
+  const reset = (from: Block[], template: AssistantMessage): void => {
+    record = recordOf(from);
+    openKind = -1;
+    blocks = undefined;
     fresh = undefined;
-    emit({ type: 'reset', message: { ...template, content: blocks.map(toContent) }, reason: 'retryDiverged' });
+    emit({ type: 'reset', message: { ...template, content: from.map(toContent) }, reason: 'retryDiverged' });
   };
   const deliver = (e: Delta, text: string): void => {
-    apply(shown, e, text);
+    const kind = e.type === 'textDelta' ? 0 : e.type === 'thinkingDelta' ? 1 : 2; // its place in KINDS
+    if (kind !== openKind || e.contentIndex !== openIndex || e.type === 'toolCallStart') {
+      record.push(kind, e.contentIndex);
+      openKind = kind;
+      openIndex = e.contentIndex;
+      if (e.type === 'toolCallStart') record.push({ id: e.id, name: e.name });
+    }
+    if (text !== '') record.push(text);
+    blocks = undefined;
     emit(text === deltaText(e) ? e : ({ ...e, delta: text } as Delta));
   };
   return {
     attempt: () => {
-      fresh = shown.length > 0 ? [] : undefined;
+      fresh = record.length > 0 ? [] : undefined;
     },
     push: (e) => {
       if (e.type === 'start') return emit(e);
       if (e.type === 'done') {
         // A new attempt that ended before retracing everything shown: what is shown is wrong.
-        if (fresh && !sameBlocks(fresh, shown)) reset(fresh, e.message);
+        if (fresh && !sameBlocks(fresh, shown())) reset(fresh, e.message);
         fresh = undefined;
         return emit(e);
       }
       if (!fresh) return deliver(e, deltaText(e));
-      const matched = retrace(fresh, shown, e);
+      const matched = retrace(fresh, shown(), e);
       const text = deltaText(e);
       if (matched.diverged) {
         const before = fresh.map(copyBlock);
@@ -136,9 +157,50 @@ export function resumer(emit: (e: StreamEvent | StreamReset) => void): Resumer {
         fresh = undefined;
         return deliver(e, text.slice(matched.common));
       }
-      if (sameBlocks(fresh, shown)) fresh = undefined; // exactly where the last attempt broke
+      if (sameBlocks(fresh, shown())) fresh = undefined; // exactly where the last attempt broke
     },
   };
+}
+
+/** A tool call's id and name, as the record keeps them. */
+interface CallName {
+  id: string;
+  name: string;
+}
+
+type Recorded = number | string | CallName;
+
+const KINDS: ReadonlyArray<Block['kind']> = ['text', 'thinking', 'toolCall'];
+
+/** The blocks a record describes (what {@link apply} would have built from the same deltas). */
+function blocksOf(record: readonly Recorded[]): Block[] {
+  const blocks: Block[] = [];
+  let block: Block | undefined;
+  for (let i = 0; i < record.length; i++) {
+    const entry = record[i]!;
+    if (typeof entry === 'number') {
+      const index = record[++i] as number;
+      block = blocks.find((b) => b.index === index);
+      if (!block) blocks.push((block = { kind: KINDS[entry]!, index, pieces: [] }));
+    } else if (typeof entry === 'string') block!.pieces.push(entry);
+    else {
+      block!.id = entry.id;
+      block!.name = entry.name;
+    }
+  }
+  return blocks;
+}
+
+/** The record of `blocks`, in their order. */
+function recordOf(blocks: readonly Block[]): Recorded[] {
+  const record: Recorded[] = [];
+  for (const b of blocks) {
+    record.push(KINDS.indexOf(b.kind), b.index);
+    if (b.id !== undefined || b.name !== undefined) record.push({ id: b.id ?? '', name: b.name ?? '' });
+    const text = textOf(b);
+    if (text !== '') record.push(text);
+  }
+  return record;
 }
 
 /**

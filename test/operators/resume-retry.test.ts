@@ -59,6 +59,21 @@ describe('resumeRetry', () => {
     });
   });
 
+  it('several blocks: a retry retraces the first whole and resumes inside the second; after a reset, a third attempt resumes from the reset content', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const think = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'thinkingDelta', contentIndex: 0, delta, partial });
+      const v = {
+        M, k: think('Plan', p1), a: text('Hel', p1, 1), b: text('lo', p1, 1),
+        l: think('Pl', p2), n: think('an', p2), c: text('Hello there', p2, 1), x: text('Hi', p2, 1), y: text('Hi!', p2, 1), d: done('Hello there'),
+      };
+      // Retraced: "Plan" in two chunks, "Hello" in one; " there" is new.
+      expectObservable(cold('M-k-a-b-M-l-n-c-d|', v).pipe(resumeRetry())).toBe('--k-a-b-------o-d|', { ...v, o: text(' there', p2, 1) });
+      // The second attempt diverges in block 1 after "H": reset to "Plan" + "H"; the third attempt retraces that and goes on.
+      const r: StreamReset = { type: 'reset', reason: 'retryDiverged', message: { ...p2, content: [{ type: 'thinking', thinking: 'Plan' }, { type: 'text', text: 'H' }] } };
+      expectObservable(cold('M-k-a-M-l-n-x-M-l-n-y-d|', v).pipe(resumeRetry())).toBe('--k-a-------(ri)----j-d|', { ...v, r, i: text('i', p2, 1), j: text('!', p2, 1) });
+    });
+  });
+
   it('tool calls: the same id is resumed, another id diverges', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const start = (id: string, partial: AssistantMessage): StreamEvent => ({ type: 'toolCallStart', contentIndex: 0, id, name: 'add', partial });
