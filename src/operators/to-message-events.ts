@@ -64,58 +64,65 @@ export interface MessageEventTarget {
 /** The state of {@link messageEventsOf} over one message: one object, its `push` called per stream event. */
 export class MessageEvents {
   private started = false;
+  // The options' fields, read from this object: with hundreds of runs interleaved, every other
+  // object a delta reads is a likely cache miss.
+  private readonly loopId: string;
+  /** Called as a plain function (not a method of this object), as given. */
+  private readonly clock: () => number;
+  private readonly onPartial: ((partial: AssistantMessage) => void) | undefined;
+  private readonly onEnd: ((message: AssistantMessage) => void) | undefined;
 
   constructor(
-    private readonly options: ToMessageEventsOptions,
+    options: ToMessageEventsOptions,
     private readonly target: MessageEventTarget,
-  ) {}
-
-  private emit(event: AgentEvent): void {
-    this.target.messageEvent(event);
+  ) {
+    this.loopId = options.loopId;
+    this.clock = options.now;
+    this.onPartial = options.onPartial;
+    this.onEnd = options.onEnd;
   }
 
   push(e: StreamEvent | StreamReset): void {
-    const { loopId, now, onPartial, onEnd } = this.options;
     switch (e.type) {
       case 'reset':
         // A retry diverged from what was shown (see resumeRetry): the UI starts over from e.message.
         if (!this.started) this.start(e.message);
-        onPartial?.(e.message);
-        this.emit({ type: 'MessageReset', loopId, message: e.message, reason: e.reason, timestamp: now() });
+        this.onPartial?.(e.message);
+        this.target.messageEvent({ type: 'MessageReset', loopId: this.loopId, message: e.message, reason: e.reason, timestamp: this.now() });
         return;
       case 'start':
         this.start(e.partial);
         return;
       case 'done':
         if (!this.started) this.start(e.message);
-        onPartial?.(e.message);
-        onEnd?.(e.message);
-        this.emit({ type: 'MessageEnd', loopId, message: e.message, timestamp: now() });
+        this.onPartial?.(e.message);
+        this.onEnd?.(e.message);
+        this.target.messageEvent({ type: 'MessageEnd', loopId: this.loopId, message: e.message, timestamp: this.now() });
         return;
       case 'textDelta':
       case 'thinkingDelta':
       case 'toolCallStart':
       case 'toolCallDelta':
         if (!this.started) this.start(e.partial);
-        this.update(e.partial, deltaOf(e));
+        this.onPartial?.(e.partial);
+        this.target.messageEvent({ type: 'MessageUpdate', loopId: this.loopId, message: e.partial, delta: deltaOf(e), timestamp: this.now() });
         return;
     }
   }
 
-  private start(partial: AssistantMessage): void {
-    this.options.onPartial?.(partial);
-    if (this.started) return;
-    this.started = true;
-    this.emit({ type: 'MessageStart', loopId: this.options.loopId, message: partial, timestamp: this.options.now() });
+  private now(): number {
+    const clock = this.clock;
+    return clock();
   }
 
-  private update(message: AssistantMessage, delta: StreamDelta): void {
-    this.options.onPartial?.(message);
-    this.emit({ type: 'MessageUpdate', loopId: this.options.loopId, message, delta, timestamp: this.options.now() });
+  private start(partial: AssistantMessage): void {
+    this.onPartial?.(partial);
+    if (this.started) return;
+    this.started = true;
+    this.target.messageEvent({ type: 'MessageStart', loopId: this.loopId, message: partial, timestamp: this.now() });
   }
 }
 
-/** What a delta event says changed, as `MessageUpdate.delta` carries it. */
 function deltaOf(e: Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolCallStart' | 'toolCallDelta' }>): StreamDelta {
   switch (e.type) {
     case 'textDelta':
