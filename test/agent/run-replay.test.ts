@@ -74,25 +74,27 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     const b = new AssistantMessageBuilder('m', 'p', 1);
     const start = b.start();
     const events: AgentEvent[] = [{ type: 'MessageStart', loopId: 'L', message: start.type === 'start' ? start.partial : (undefined as never), timestamp: 0 }];
-    let t = 1;
-    for (const piece of ['Once ', 'upon ', 'a ', 'time']) events.push(update('L', b.text(piece, 'a'), t++));
-    for (const piece of ['hm', 'mm']) events.push(update('L', b.thinking(piece), t++));
-    for (const piece of [', there', ' was']) events.push(update('L', b.text(piece, 'a'), t++));
-    events.push(update('L', b.text('other', 'b'), t++));
-    events.push(update('L', b.text(' block', 'b'), t++));
-    events.push(update('L', b.text(' again', 'a'), t++));
+    // The clock's millisecond is shared by three events in a row, across the cuts.
+    let n = 3;
+    const tick = (): number => Math.floor(n++ / 3);
+    for (const piece of ['Once ', 'upon ', 'a ', 'time']) events.push(update('L', b.text(piece, 'a'), tick()));
+    for (const piece of ['hm', 'mm']) events.push(update('L', b.thinking(piece), tick()));
+    for (const piece of [', there', ' was']) events.push(update('L', b.text(piece, 'a'), tick()));
+    events.push(update('L', b.text('other', 'b'), tick()));
+    events.push(update('L', b.text(' block', 'b'), tick()));
+    events.push(update('L', b.text(' again', 'a'), tick()));
     b.setUsage({ input: 1, output: 2 });
-    for (const piece of [' and', ' on']) events.push(update('L', b.text(piece, 'a'), t++));
-    events.push(update('L', b.toolCallStart('c1', 'add'), t++, { id: 'c1', name: 'add' }));
-    events.push(update('L', b.toolCallDelta('{}'), t++));
-    for (const piece of [' the', ' end']) events.push(update('L', b.text(piece, 'a'), t++));
+    for (const piece of [' and', ' on']) events.push(update('L', b.text(piece, 'a'), tick()));
+    events.push(update('L', b.toolCallStart('c1', 'add'), tick(), { id: 'c1', name: 'add' }));
+    events.push(update('L', b.toolCallDelta('{}'), tick()));
+    for (const piece of [' the', ' end']) events.push(update('L', b.text(piece, 'a'), tick()));
     const done = b.finish('toolUse');
-    events.push({ type: 'MessageEnd', loopId: 'L', message: done.type === 'done' ? done.message : (undefined as never), timestamp: t++ });
+    events.push({ type: 'MessageEnd', loopId: 'L', message: done.type === 'done' ? done.message : (undefined as never), timestamp: tick() });
     // A second message: a subscriber that comes while it streams gets the first one's runs cut from the first.
     const c = new AssistantMessageBuilder('m', 'p', 2);
     const second = c.start();
-    events.push({ type: 'MessageStart', loopId: 'L', message: second.type === 'start' ? second.partial : (undefined as never), timestamp: t++ });
-    for (const piece of ['Later', ' on', ', more', ' text than before']) events.push(update('L', c.text(piece), t++));
+    events.push({ type: 'MessageStart', loopId: 'L', message: second.type === 'start' ? second.partial : (undefined as never), timestamp: tick() });
+    for (const piece of ['Later', ' on', ', more', ' text than before']) events.push(update('L', c.text(piece), tick()));
 
     for (let at = 0; at <= events.length; at++) {
       const subject = new RunReplay();
@@ -108,6 +110,23 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
       subject.subscribe({ next: (x) => after.push(x) }); // and once the run has ended
       expect(after).toEqual(events);
     }
+  });
+
+  it('an update kept while a late subscriber is replayed to (its timestamp the same as the one before) reaches it, once and in order', () => {
+    const b = new AssistantMessageBuilder('m', 'p', 1);
+    const start = b.start();
+    const events: AgentEvent[] = [{ type: 'MessageStart', loopId: 'L', message: start.type === 'start' ? start.partial : (undefined as never), timestamp: 0 }];
+    for (const piece of ['a', 'b', 'c', 'd']) events.push(update('L', b.text(piece), 7));
+    const subject = new RunReplay();
+    for (const e of events.slice(0, 4)) subject.next(e);
+    const late: AgentEvent[] = [];
+    subject.subscribe({
+      next: (x) => {
+        late.push(x);
+        if (late.length === 4) subject.next(events[4]!); // kept while the replay delivers the last event it had
+      },
+    });
+    expect(late).toEqual(events);
   });
 
   it('keeps an update of another loop as it was, and a delta with more fields whole', () => {
