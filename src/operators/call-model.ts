@@ -7,7 +7,7 @@ import type { ProviderError } from '../types/errors.js';
 import { onAbort } from '../sources/cancellation.js';
 import { callProvider, providerCall, streamBreach } from './guard-provider-stream.js';
 import { retryDelay } from './retry-backoff.js';
-import { type Resumer, resumer, type StreamReset } from './resume-retry.js';
+import { RetryResumer } from './resume-retry.js';
 import { MessageEvents, type ToMessageEventsOptions } from './to-message-events.js';
 import { directStage, type LoopStage, type LoopState, type StageSink } from './loop-state.js';
 import { copyState } from './state-with.js';
@@ -106,8 +106,8 @@ class ModelCall {
   /** Whether each event is checked here (no stream operator of the user's), and the index of the next one. */
   private checked = false;
   private index = 0;
-  private readonly deliver: (e: StreamEvent) => void;
-  private readonly resume: Resumer | undefined;
+  private readonly events: MessageEvents;
+  private readonly resume: RetryResumer | undefined;
 
   constructor(
     private readonly setup: CallSetup,
@@ -116,10 +116,8 @@ class ModelCall {
     private readonly sink: StageSink,
   ) {
     if (setup.events?.loopId !== state.loopId) setup.events = { loopId: state.loopId, now: setup.now };
-    const events = new MessageEvents(setup.events, this);
-    const toEvents = (e: StreamEvent | StreamReset): void => events.push(e);
-    this.resume = setup.resuming ? resumer(toEvents) : undefined;
-    this.deliver = this.resume ? this.resume.push : toEvents;
+    this.events = new MessageEvents(setup.events, this);
+    this.resume = setup.resuming ? new RetryResumer(this.events) : undefined;
   }
 
   start(): () => void {
@@ -176,7 +174,8 @@ class ModelCall {
     const e = event as StreamEvent;
     if (e.type === 'done') this.streamDone = true;
     try {
-      this.deliver(e);
+      if (this.resume) this.resume.push(e);
+      else this.events.push(e);
     } catch (error) {
       // A throw downstream fails the call as any operator's would: kept as the state's failure.
       this.streamDone = false;

