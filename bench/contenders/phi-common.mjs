@@ -12,84 +12,94 @@ export const phi = await import(
 );
 
 /**
- * A provider over the workload's async generator (modelParts): every part arrives after an await,
- * as from a socket, and is turned into phi-rx's stream events by the message builder every real
- * provider uses. One provider per agent; each call plays the next turn. Unsubscribing stops the
- * generator.
+ * What the contenders use, over one bundle `phi`: the default bundle's below (the named exports);
+ * `ab.mjs` makes a second set over another bundle, to measure two builds in one process.
  */
-export function provider(workload) {
-  let turn = 0;
-  let ids = 0;
-  const nextId = () => `call_${++ids}`;
-  return (request) =>
-    new phi.Observable((subscriber) => {
-      const parts = modelParts(workload, turn++, nextId);
-      const builder = new phi.AssistantMessageBuilder(request.model.id, request.model.provider, Date.now());
-      (async () => {
-        subscriber.next(builder.start());
-        for await (const part of parts) {
-          if (subscriber.closed) return;
-          if (part.type === 'textDelta') subscriber.next(builder.text(part.delta));
-          else if (part.type === 'toolStart') subscriber.next(builder.toolCallStart(part.id, part.name, part.id));
-          else subscriber.next(builder.toolCallDelta(part.delta, part.id));
-        }
-        subscriber.next(builder.finish(builder.hasToolCalls() ? 'toolUse' : 'stop'));
-        subscriber.complete();
-      })().catch((error) => subscriber.error(error));
-      return () => void parts.return(undefined);
-    });
-}
-
-/** The counts of the run in progress; the tool below bumps `executed` in them. */
-let current;
-
-/**
- * The tool, defined once per process and shared by every run and agent, as a server would (its
- * zod schema is converted to JSON Schema once, not on every run); it counts into `counts`.
- */
-const LOOKUP = phi.defineTool({
-  name: TOOL_NAME,
-  description: TOOL_DESCRIPTION,
-  parameters: phi.z.object({ path: phi.z.string(), line: phi.z.number() }),
-  execute: (args) => {
-    current.executed++;
-    return toolOutput(args);
-  },
-});
-
-export function lookupTool(counts) {
-  current = counts;
-  return LOOKUP;
-}
-
-export function context(tools) {
-  return { systemPrompt: SYSTEM_PROMPT, messages: [], tools };
-}
-
-export function prompts() {
-  return [phi.userMessage(PROMPT)];
-}
-
-/** Counts one phi-rx event. */
-export function count(counts, event) {
-  counts.events++;
-  switch (event.type) {
-    case 'MessageUpdate':
-      if (event.delta.type === 'text') counts.textDeltas++;
-      else if (event.delta.type === 'toolCall' && event.delta.delta !== '') counts.argDeltas++;
-      return;
-    case 'ToolExecutionEnd':
-      counts.toolExecutions++;
-      return;
-    case 'MessageEnd':
-      if (event.message.role === 'toolResult') counts.toolResults++;
-      return;
+export function phiCommon(phi) {
+  /**
+   * A provider over the workload's async generator (modelParts): every part arrives after an await,
+   * as from a socket, and is turned into phi-rx's stream events by the message builder every real
+   * provider uses. One provider per agent; each call plays the next turn. Unsubscribing stops the
+   * generator.
+   */
+  function provider(workload) {
+    let turn = 0;
+    let ids = 0;
+    const nextId = () => `call_${++ids}`;
+    return (request) =>
+      new phi.Observable((subscriber) => {
+        const parts = modelParts(workload, turn++, nextId);
+        const builder = new phi.AssistantMessageBuilder(request.model.id, request.model.provider, Date.now());
+        (async () => {
+          subscriber.next(builder.start());
+          for await (const part of parts) {
+            if (subscriber.closed) return;
+            if (part.type === 'textDelta') subscriber.next(builder.text(part.delta));
+            else if (part.type === 'toolStart') subscriber.next(builder.toolCallStart(part.id, part.name, part.id));
+            else subscriber.next(builder.toolCallDelta(part.delta, part.id));
+          }
+          subscriber.next(builder.finish(builder.hasToolCalls() ? 'toolUse' : 'stop'));
+          subscriber.complete();
+        })().catch((error) => subscriber.error(error));
+        return () => void parts.return(undefined);
+      });
   }
+
+  /** The counts of the run in progress; the tool below bumps `executed` in them. */
+  let current;
+
+  /**
+   * The tool, defined once per process and shared by every run and agent, as a server would (its
+   * zod schema is converted to JSON Schema once, not on every run); it counts into `counts`.
+   */
+  const LOOKUP = phi.defineTool({
+    name: TOOL_NAME,
+    description: TOOL_DESCRIPTION,
+    parameters: phi.z.object({ path: phi.z.string(), line: phi.z.number() }),
+    execute: (args) => {
+      current.executed++;
+      return toolOutput(args);
+    },
+  });
+
+  function lookupTool(counts) {
+    current = counts;
+    return LOOKUP;
+  }
+
+  function context(tools) {
+    return { systemPrompt: SYSTEM_PROMPT, messages: [], tools };
+  }
+
+  function prompts() {
+    return [phi.userMessage(PROMPT)];
+  }
+
+  /** Counts one phi-rx event. */
+  function count(counts, event) {
+    counts.events++;
+    switch (event.type) {
+      case 'MessageUpdate':
+        if (event.delta.type === 'text') counts.textDeltas++;
+        else if (event.delta.type === 'toolCall' && event.delta.delta !== '') counts.argDeltas++;
+        return;
+      case 'ToolExecutionEnd':
+        counts.toolExecutions++;
+        return;
+      case 'MessageEnd':
+        if (event.message.role === 'toolResult') counts.toolResults++;
+        return;
+    }
+  }
+
+  /** Subscribes and resolves when the run completes (rejects on error). */
+  function consume(events$, counts) {
+    return new Promise((resolve, reject) => {
+      events$.subscribe({ next: (event) => count(counts, event), error: reject, complete: resolve });
+    });
+  }
+
+  return { phi, provider, lookupTool, context, prompts, count, consume };
 }
 
-/** Subscribes and resolves when the run completes (rejects on error). */
-export function consume(events$, counts) {
-  return new Promise((resolve, reject) => {
-    events$.subscribe({ next: (event) => count(counts, event), error: reject, complete: resolve });
-  });
-}
+export const { provider, lookupTool, context, prompts, count, consume } = phiCommon(phi);

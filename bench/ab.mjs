@@ -1,0 +1,97 @@
+// `npm run bench:ab -- --a <bundle> --b <bundle>`: two builds of phi-rx in ONE process, their runs
+// alternated, so that both share the machine's state (load, frequency, the process's heap). On a
+// shared 2-core machine two child processes measured a few seconds apart differ by ±15 %, which
+// hides the 3-8 % a change to the hot path is worth; alternated runs in one process do not.
+//
+//   node bench/ab.mjs --a .tmp/base/phi-rx.mjs [--b .tmp/bench/phi-rx.mjs] [--contender phi-agent-loop]
+//                     [--preset wide|long] [--rounds 11]
+//
+// A bundle is what run.mjs builds into .tmp/bench (copy it away before rebuilding: `cp -r .tmp/bench .tmp/base`).
+// Each round times one run of each build (after a warm-up of both), A first and B first in turn; two
+// processes do the rounds, one loading A first and one B first, and B/A is the geometric mean of theirs:
+// both the order of the runs and the order of loading favour one side by a few per cent, and cancel so.
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+import { PRESETS, assertCounts } from './workload.mjs';
+import { phiCommon } from './contenders/phi-common.mjs';
+
+const argv = process.argv.slice(2);
+const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : fallback);
+const bundleA = option('--a');
+const bundleB = option('--b', '.tmp/bench/phi-rx.mjs');
+const contenderName = option('--contender', 'phi-agent-loop');
+const preset = option('--preset', 'wide');
+const rounds = Number(option('--rounds', '11'));
+if (!bundleA) throw new Error('bench/ab.mjs: --a <bundle> is required (a phi-rx.mjs built by run.mjs, copied away)');
+if (!PRESETS[preset]) throw new Error(`bench/ab.mjs: --preset must be one of ${Object.keys(PRESETS).join(', ')}`);
+if (!Number.isInteger(rounds) || rounds < 3) throw new Error('bench/ab.mjs: --rounds must be a whole number, at least 3');
+
+const workload = PRESETS[preset];
+const contender = await import(`./contenders/${contenderName}.mjs`);
+if (typeof contender.runWith !== 'function') throw new Error(`bench/ab.mjs: contender ${contenderName} has no runWith(common, workload)`);
+
+/** One build: its bundle loaded under its own URL (a query keeps two copies of one file apart), its contender run. */
+async function build(file, tag) {
+  const phi = await import(`${pathToFileURL(path.resolve(file)).href}?${tag}`);
+  const common = phiCommon(phi);
+  return async () => {
+    const counts = await contender.runWith(common, workload);
+    assertCounts(`${contender.label} (${tag})`, workload, counts);
+  };
+}
+
+async function timed(run) {
+  const cpu = process.cpuUsage();
+  const start = performance.now();
+  await run();
+  const used = process.cpuUsage(cpu);
+  return [performance.now() - start, (used.user + used.system) / 1000];
+}
+
+const median = (xs) => xs.slice().sort((x, y) => x - y)[xs.length >> 1];
+
+/**
+ * Rounds of both builds, A-B then B-A in turn (the run after the other build's garbage is favoured
+ * by a few per cent: alternating the order cancels it): the medians of wall and CPU time per run.
+ */
+async function measure(a, b) {
+  const perRound = workload.agents > 1 ? 1 : 20; // a long run takes milliseconds: more of them per round
+  const warm = workload.agents > 1 ? 4 : 100;
+  for (let i = 0; i < warm; i++) {
+    await a();
+    await b();
+  }
+  const wall = { a: [], b: [] };
+  const cpu = { a: [], b: [] };
+  for (let i = 0; i < rounds * perRound; i++) {
+    for (const side of i % 2 === 0 ? ['a', 'b'] : ['b', 'a']) {
+      const [w, c] = await timed(side === 'a' ? a : b);
+      wall[side].push(w);
+      cpu[side].push(c);
+    }
+  }
+  return { a: median(wall.a), b: median(wall.b), cpuA: median(cpu.a), cpuB: median(cpu.b) };
+}
+
+if (argv.includes('--child')) {
+  // One process: the builds loaded in the order given (`--first b` loads B first).
+  const bFirst = option('--first', 'a') === 'b';
+  const runs = {};
+  for (const side of bFirst ? ['b', 'a'] : ['a', 'b']) runs[side] = await build(side === 'a' ? bundleA : bundleB, side);
+  process.stdout.write(`${JSON.stringify(await measure(runs.a, runs.b))}\n`);
+} else {
+  // The build loaded second is favoured too (by 2-3 %, one build against itself): two processes, one
+  // loading A first and one B first, and the geometric mean of their two B/A.
+  const child = (first) => {
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...argv, '--child', '--first', first], { encoding: 'utf8' });
+    return JSON.parse(out.trim().split('\n').pop());
+  };
+  console.log(`${contender.label}, ${preset}: A = ${bundleA}, B = ${bundleB}, ${rounds} rounds in each of two processes`);
+  const results = [child('a'), child('b')];
+  results.forEach((r, i) => {
+    console.log(`${i === 0 ? 'A loaded first' : 'B loaded first'}: A ${r.a.toFixed(2)} ms (CPU ${r.cpuA.toFixed(2)}), B ${r.b.toFixed(2)} ms (CPU ${r.cpuB.toFixed(2)}); B/A ${(r.b / r.a).toFixed(3)}`);
+  });
+  const mean = (f) => Math.sqrt(f(results[0]) * f(results[1]));
+  console.log(`B/A: ${mean((r) => r.b / r.a).toFixed(3)} (CPU ${mean((r) => r.cpuB / r.cpuA).toFixed(3)})`);
+}
