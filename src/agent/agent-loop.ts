@@ -1,4 +1,4 @@
-import { defer, type Observable } from 'rxjs';
+import { defer, type Observable, type Observer } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
@@ -8,6 +8,7 @@ import {
   eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, stateWith, postTurnPolicies, preTurnPolicies,
   recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
+import { runStage, type StageSink } from '../operators/loop-state.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
 import { fallbackModels, pricingOf } from './model-chain.js';
@@ -54,10 +55,62 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
-    const start = stateWith(loopState(setup.loopId, context.messages.slice()), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
-    return eventsOf(runStages(context, config, setup), start);
+    return eventsOf(runStages(context, config, setup), startState(context, setup));
   });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
+}
+
+/**
+ * The run `agentLoop(prompts, …)` (or, without prompts, `agentLoopContinue`) makes, handed straight
+ * to `observer`: no Observable and no Subscriber between the run and it, what `BasicAgent` follows
+ * its runs with. The same events, in the same order, ending the same way as a subscription; not
+ * for a config with `operators.events` (those need the Observable). Bad input reaches
+ * `observer.error` before any event. Returns what cancels the run.
+ */
+export function runLoop(
+  prompts: readonly AgentMessage[] | undefined, context: AgentContext, config: AgentLoopConfig, observer: Observer<AgentEvent>,
+): () => void {
+  let ended = false;
+  let teardown: (() => void) | void = undefined;
+  const end = (): void => {
+    ended = true;
+    const stop = teardown;
+    teardown = undefined;
+    if (stop) stop();
+  };
+  const sink: StageSink = {
+    event: (e) => {
+      if (!ended) observer.next(e);
+    },
+    state: () => undefined,
+    // As a subscription's: the end is delivered, then the run torn down.
+    error: (e) => {
+      if (ended) return;
+      ended = true;
+      observer.error(e);
+      end();
+    },
+    done: () => {
+      if (ended) return;
+      ended = true;
+      observer.complete();
+      end();
+    },
+  };
+  try {
+    const setup = setUpRun(context, config, prompts);
+    const stop = runStage(runStages(context, config, setup), startState(context, setup), sink);
+    // Ended while it started: what it set up is torn down now (as a subscription's would be).
+    if (ended) stop?.();
+    else teardown = stop;
+  } catch (error) {
+    sink.error(error);
+  }
+  return end;
+}
+
+function startState(context: AgentContext, setup: RunSetup): LoopState {
+  return stateWith(loopState(setup.loopId, context.messages.slice()), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
 }
 
 /** The run, top to bottom: open it, admit its input, turn after turn while there is work, close it. */

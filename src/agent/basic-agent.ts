@@ -6,7 +6,7 @@ import type { ContinuationKind, SteeringPolicy } from '../types/config.js';
 import { AgentError } from '../types/errors.js';
 import { parseMessagesJson } from '../types/message-checks.js';
 import { MessageQueue } from '../sources/queues.js';
-import { agentLoop, agentLoopContinue } from './agent-loop.js';
+import { agentLoop, agentLoopContinue, runLoop } from './agent-loop.js';
 import { agentLoopParallel, parallelResultOf } from './parallel.js';
 import { forkQueue } from './forked-queue.js';
 import type { Evaluator } from '../operators/evaluate-parallel.js';
@@ -110,7 +110,7 @@ export class BasicAgent extends AgentControls {
   private startPrompt(input: PromptInput, options: { output?: OutputSchema } | undefined, sink: Observer<AgentEvent>): Subscription {
     this.assertIdle('prompt');
     const prompts = toMessages(input, this.scheduler.now());
-    return this.execute((context, config) => agentLoop(prompts, context, options?.output ? { ...config, output: options.output } : config), undefined, sink);
+    return this.execute(prompts, options?.output, undefined, sink);
   }
 
   /**
@@ -121,7 +121,7 @@ export class BasicAgent extends AgentControls {
     return shareRun((sink) => {
       this.assertIdle('continue');
       const continuation = typeof kind === 'string' ? this.continuationOf(kind) : kind;
-      return this.execute((context, config) => agentLoopContinue(context, config), continuation, sink);
+      return this.execute(undefined, undefined, continuation, sink);
     });
   }
 
@@ -289,8 +289,10 @@ export class BasicAgent extends AgentControls {
 
   // ---- internals ------------------------------------------------------------------------------
 
+  /** A run of `agentLoop` on `prompts`, or of `agentLoopContinue` without. */
   private execute(
-    start: (context: AgentContext, config: AgentLoopConfig) => Observable<AgentEvent>,
+    prompts: readonly AgentMessage[] | undefined,
+    output: OutputSchema | undefined,
     continuation: ContinuationKind | undefined,
     sink: Observer<AgentEvent>,
   ): Subscription {
@@ -317,7 +319,13 @@ export class BasicAgent extends AgentControls {
     const onEvent = (event: AgentEvent): void => {
       if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
     };
-    return this.follow(start(context, this.loopConfig(controller.signal)), controller, onEvent, undo, sink);
+    const loop = this.loopConfig(controller.signal);
+    const config = output ? { ...loop, output } : loop;
+    // Straight into the agent's observer, unless an operator of the user's needs the Observable.
+    const run: LoopRun = this.options.tracing || config.operators?.events
+      ? (prompts ? agentLoop(prompts, context, config) : agentLoopContinue(context, config))
+      : (observer) => runLoop(prompts, context, config, observer);
+    return this.follow(run, controller, onEvent, undo, sink);
   }
 
   /**
@@ -327,16 +335,17 @@ export class BasicAgent extends AgentControls {
    * `undoIfUnstarted` runs when the run is refused before any event. Returns what cancels the run.
    */
   private follow(
-    run$: Observable<AgentEvent>, controller: AbortController, onEvent: (event: AgentEvent) => void,
+    run: LoopRun, controller: AbortController, onEvent: (event: AgentEvent) => void,
     undoIfUnstarted: (() => void) | undefined, sink: Observer<AgentEvent>,
   ): Subscription {
     this.streaming = true;
     this.controller = controller;
     this.lastActiveAt = this.scheduler.now();
-    const traced$ = this.options.tracing ? run$.pipe(this.options.tracing.trace()) : run$;
     const following = new Subscription();
     const { controls, store, recorder } = this;
-    following.add(traced$.subscribe(new RunFollower({ controls, store, recorder }, onEvent, undoIfUnstarted, sink, following)));
+    const follower = new RunFollower({ controls, store, recorder }, onEvent, undoIfUnstarted, sink, following);
+    if (typeof run === 'function') following.add(run(follower));
+    else following.add((this.options.tracing ? run.pipe(this.options.tracing.trace()) : run).subscribe(follower));
     following.add(() => {
       if (this.controller === controller) {
         this.controller = undefined;
@@ -361,6 +370,9 @@ export class BasicAgent extends AgentControls {
   }
 
 }
+
+/** A run to follow: its Observable, or what starts it into an observer and returns what cancels it. */
+type LoopRun = Observable<AgentEvent> | ((observer: Observer<AgentEvent>) => () => void);
 
 function toMessages(input: PromptInput, now: number): AgentMessage[] {
   if (typeof input === 'string') return [userMessage(input, now)];
