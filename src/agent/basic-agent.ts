@@ -329,7 +329,7 @@ export class BasicAgent extends AgentControls {
   }
 
   /**
-   * Runs `run$` for the agent into `sink`: marks the agent busy until the run ends or is cancelled,
+   * Runs `run` for the agent into `sink`: marks the agent busy until the run ends or is cancelled,
    * and keeps its state in step with every event through one {@link RunFollower} (which mirrors the
    * events to `events$`). `onEvent` is told every event but the deltas (MessageUpdate).
    * `undoIfUnstarted` runs when the run is refused before any event. Returns what cancels the run.

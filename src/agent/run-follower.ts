@@ -12,13 +12,15 @@ export interface FollowedAgent {
 }
 
 /**
- * The observer of one `BasicAgent` run: keeps the agent in step with each event (its controls,
- * session record and view state; `onEvent` for every event but the deltas), then hands the event
- * to `sink`. One object per run holding everything a delta touches: with hundreds of agents
- * interleaved, every other object read per delta is a likely cache miss.
+ * The observer of one `BasicAgent` run (handed each event by the loop itself, see `runLoop`): keeps
+ * the agent in step with each event (its controls, session record and view state; `onEvent` for
+ * every event but the deltas), then hands the event to `sink`. One object per run holding
+ * everything a delta touches: with hundreds of agents interleaved, every other object read per
+ * delta is a likely cache miss.
  *
- * The session recorder is the one the agent had when the run started. What fails here (a throw in `onEvent`) fails the run: `sink` gets the error and `following` is
- * cancelled. `undoIfUnstarted` runs when the run fails before its first event.
+ * The session recorder is the one the agent had when the run started. What fails here (a throw in
+ * `onEvent`) fails the run: `sink` gets the error and `following` is cancelled.
+ * `undoIfUnstarted` runs when the run fails before its first event.
  */
 export class RunFollower implements Observer<AgentEvent> {
   private started = false;

@@ -15,7 +15,7 @@ function copyOfStart(message: AssistantMessage): AssistantMessage {
 /** A kept entry: an event as it was, a delta, or a text delta's text (same kind and block as the delta before). */
 type Entry = AgentEvent | StreamDelta | string;
 
-/** The events of one run, updates kept compact (see {@link RunReplay}, which keeps its log in itself: one object per event the fewer). */
+/** The events of one run, updates kept compact (see {@link RunReplay}, which extends it: the log's fields sit in the replay itself, one object fewer read per event). */
 class EventLog {
   private readonly entries: Entry[] = [];
   /** Timestamps of the compact entries, in order. */
