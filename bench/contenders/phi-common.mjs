@@ -1,7 +1,7 @@
 // What the phi-rx contenders share: the bundled sources, the model provider, the tool, and a
 // consumer that counts what it is delivered.
 import { pathToFileURL } from 'node:url';
-import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, modelParts, toolOutput } from '../workload.mjs';
+import { PROMPT, SYSTEM_PROMPT, TOOL_DESCRIPTION, TOOL_NAME, modelParts, newCounts, runAgents, toolOutput } from '../workload.mjs';
 
 /**
  * phi-rx's own sources, bundled by run.mjs (plain JS: no TypeScript loader in the measured process).
@@ -102,4 +102,20 @@ export function phiCommon(phi) {
   return { phi, provider, lookupTool, context, prompts, count, consume };
 }
 
-export const { provider, lookupTool, context, prompts, count, consume } = phiCommon(phi);
+const defaults = phiCommon(phi);
+export const { provider, lookupTool, context, prompts, count, consume } = defaults;
+
+/**
+ * A phi-rx contender from what one simulated user does (`perAgent`, given the bundle's parts `c`,
+ * the workload, the run's counts and its tools): `run(workload)` over the default bundle, and
+ * `runWith(c, workload)` over any (`ab.mjs` runs two).
+ */
+export function contender(perAgent) {
+  const runWith = (c, workload) => {
+    const counts = newCounts();
+    // The tool is defined once per process and shared by every run and agent, as a server would.
+    const tools = [c.lookupTool(counts)];
+    return runAgents(workload, counts, () => perAgent(c, workload, counts, tools));
+  };
+  return { run: (workload) => runWith(defaults, workload), runWith };
+}

@@ -1,26 +1,16 @@
 // phi-rx `agentLoop` with a SessionRecorder in the pipeline (`recordSession`), one recorder per
 // agent, flushed at the end; the recorded session is checked so the recording cannot be skipped.
-import { newCounts, runAgents } from '../workload.mjs';
-import * as common from './phi-common.mjs';
+import { contender } from './phi-common.mjs';
 
 export const label = 'phi-rx agentLoop + recordSession';
 
-export function run(workload) {
-  return runWith(common, workload);
-}
-
-/** The run over the bundle `c` was made for (`phiCommon`): `ab.mjs` runs two. */
-export function runWith(c, workload) {
-  const counts = newCounts();
-  const tools = [c.lookupTool(counts)];
-  return runAgents(workload, counts, async () => {
-    const recorder = new c.phi.SessionRecorder();
-    const events$ = c.phi.agentLoop(c.prompts(), c.context(tools), { model: c.phi.scriptedModel(), provider: c.provider(workload) });
-    await c.consume(events$.pipe(c.phi.recordSession(recorder)), counts);
-    recorder.flush();
-    checkRecorded(recorder, workload);
-  });
-}
+export const { run, runWith } = contender(async (c, workload, counts, tools) => {
+  const recorder = new c.phi.SessionRecorder();
+  const events$ = c.phi.agentLoop(c.prompts(), c.context(tools), { model: c.phi.scriptedModel(), provider: c.provider(workload) });
+  await c.consume(events$.pipe(c.phi.recordSession(recorder)), counts);
+  recorder.flush();
+  checkRecorded(recorder, workload);
+});
 
 /** The recorder must hold one completed loop with every message of the run. */
 export function checkRecorded(recorder, workload) {
