@@ -123,6 +123,7 @@ export class MessageEvents {
   }
 }
 
+/** What a delta event says changed, as `MessageUpdate.delta` carries it. */
 function deltaOf(e: Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' | 'toolCallStart' | 'toolCallDelta' }>): StreamDelta {
   switch (e.type) {
     case 'textDelta':
