@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { from as rxFrom, lastValueFrom, toArray } from 'rxjs';
-import { BasicAgent, runToEnd, transcript, type AgentEvent, type Transcript } from '../../src/index.js';
+import { z } from 'zod';
+import { BasicAgent, defineTool, runToEnd, transcript, type AgentEvent, type Transcript } from '../../src/index.js';
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { testScheduler } from './helpers.js';
 
@@ -8,6 +9,13 @@ function agent(script: ScriptStep[]) {
   const provider = scriptedProvider(script);
   let n = 0;
   return { agent: new BasicAgent({ model: scriptedModel(), provider, ids: () => `id${++n}`, retry: false }), provider };
+}
+
+/** The transcript of `events`, folded one by one, as `transcript()` does. */
+function fold(events: readonly AgentEvent[]): Transcript {
+  let last: Transcript | undefined;
+  rxFrom(events).pipe(transcript()).subscribe((t) => (last = t));
+  return last!;
 }
 
 describe('BasicAgent: hot where a UI needs it', () => {
@@ -62,6 +70,31 @@ describe('BasicAgent: hot where a UI needs it', () => {
       }),
     );
     expect(soFar).toBe('Hello there, this streams in many deltas');
+  });
+
+  it('state read at any event, without a subscriber, equals the transcript of the events so far (thinking, text, tool calls, two runs)', async () => {
+    const echo = defineTool({ name: 'echo', description: 'echo', parameters: z.object({ say: z.string() }), execute: ({ say }) => say });
+    for (const every of [1, 2, 3, 5, 7, 1000]) {
+      const turns: ScriptStep[] = [
+        { thinking: 'let me think about it', text: 'I will call two tools now', toolCalls: [{ name: 'echo', arguments: { say: 'one' } }, { name: 'echo', arguments: { say: 'two' } }], chunkSize: 3 },
+        { text: 'both answered, and this is the end', chunkSize: 4 },
+        { thinking: 'again', text: 'a second run streams too', chunkSize: 2 },
+      ];
+      const { agent: a } = agent(turns);
+      a.withTools(echo);
+      const events: AgentEvent[] = [];
+      let n = 0;
+      const check = (e: AgentEvent): void => {
+        events.push(e);
+        if (++n % every !== 0) return;
+        const expected = fold(events);
+        expect(a.state, `read after event ${n} (${e.type}), every ${every}`).toEqual(expected);
+      };
+      await new Promise<void>((resolve, reject) => a.prompt('hi').subscribe({ next: check, error: reject, complete: resolve }));
+      await new Promise<void>((resolve, reject) => a.prompt('again').subscribe({ next: check, error: reject, complete: resolve }));
+      expect(a.state).toEqual(fold(events));
+      expect(a.state.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'thinking' }, { type: 'text', text: 'a second run streams too' }] });
+    }
   });
 
   it('one prompt runs once however many subscribe: subscribe + runToEnd share one run', async () => {
