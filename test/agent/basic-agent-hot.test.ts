@@ -91,6 +91,7 @@ describe('BasicAgent: hot where a UI needs it', () => {
         expect(a.state, `read after event ${n} (${e.type}), every ${every}`).toEqual(expected);
       };
       await new Promise<void>((resolve, reject) => a.prompt('hi').subscribe({ next: check, error: reject, complete: resolve }));
+      expect(a.state.toolCalls.map((t) => [t.name, t.status])).toEqual([['echo', 'done'], ['echo', 'done']]);
       await new Promise<void>((resolve, reject) => a.prompt('again').subscribe({ next: check, error: reject, complete: resolve }));
       expect(a.state).toEqual(fold(events));
       expect(a.state.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'thinking' }, { type: 'text', text: 'a second run streams too' }] });
