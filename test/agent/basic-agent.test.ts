@@ -72,6 +72,12 @@ describe('BasicAgent', () => {
     const b = new BasicAgent({ model: scriptedModel(), provider: scriptedProvider([]) });
     expect([a.agentId, a.sessionId, b.agentId, b.sessionId].every((id) => uuid.test(id))).toBe(true);
     expect(new Set([a.agentId, a.sessionId, b.agentId, b.sessionId]).size).toBe(4);
+    // Version 4 with the RFC 9562 variant, unique across many (more than one draw of random bytes).
+    const v4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+    const many = Array.from({ length: 150 }, () => new BasicAgent({ model: scriptedModel(), provider: scriptedProvider([]) }));
+    const ids = many.flatMap((agent) => [agent.agentId, agent.sessionId]);
+    expect(ids.filter((id) => !v4.test(id))).toEqual([]);
+    expect(new Set(ids).size).toBe(300);
   });
 
   it('steer and followUp feed the running loop', () => {
