@@ -4,5 +4,5 @@ import { contender } from './phi-common.mjs';
 export const label = 'phi-rx agentLoop';
 
 export const { run, runWith } = contender((c, workload, counts, tools) =>
-  c.consume(c.phi.agentLoop(c.prompts(), c.context(tools), { model: c.phi.scriptedModel(), provider: c.provider(workload) }), counts),
+  c.consume(c.phi.agentLoop(c.prompts(), c.context(tools), c.config(workload)), counts),
 );

@@ -6,7 +6,7 @@ import { contender } from './phi-common.mjs';
 export const label = 'phi-rx BasicAgent';
 
 export const { run, runWith } = contender(async (c, workload, counts, tools) => {
-  const agent = new c.phi.BasicAgent({ model: c.phi.scriptedModel(), provider: c.provider(workload), systemPrompt: SYSTEM_PROMPT, tools });
+  const agent = new c.phi.BasicAgent({ model: c.model, provider: c.provider(workload), systemPrompt: SYSTEM_PROMPT, tools });
   await c.consume(agent.prompt(PROMPT), counts);
   checkConversation(agent, workload);
 });

@@ -9,7 +9,7 @@ export const label = 'phi-rx BasicAgent + recordSession';
 
 export const { run, runWith } = contender(async (c, workload, counts, tools) => {
   const recorder = new c.phi.SessionRecorder();
-  const agent = new c.phi.BasicAgent({ model: c.phi.scriptedModel(), provider: c.provider(workload), systemPrompt: SYSTEM_PROMPT, tools });
+  const agent = new c.phi.BasicAgent({ model: c.model, provider: c.provider(workload), systemPrompt: SYSTEM_PROMPT, tools });
   await c.consume(agent.prompt(PROMPT).pipe(c.phi.recordSession(recorder)), counts);
   recorder.flush();
   checkRecorded(recorder, workload);

@@ -17,18 +17,22 @@ export const phi = await import(
  */
 export function phiCommon(phi) {
   /**
-   * A provider over the workload's async generator (modelParts): every part arrives after an await,
+   * The provider over the workload's async generator (modelParts): every part arrives after an await,
    * as from a socket, and is turned into phi-rx's stream events by the message builder every real
-   * provider uses. One provider per agent; each call plays the next turn. Unsubscribing stops the
-   * generator.
+   * provider uses. Stateless, as a real provider is: each call plays the turn the request's
+   * conversation is at (its number of assistant messages), so one provider (and one config) serves
+   * every agent. Unsubscribing stops the generator.
    */
+  const providers = new Map();
   function provider(workload) {
-    let turn = 0;
-    let ids = 0;
-    const nextId = () => `call_${++ids}`;
-    return (request) =>
+    let shared = providers.get(workload);
+    if (shared) return shared;
+    shared = (request) =>
       new phi.Observable((subscriber) => {
-        const parts = modelParts(workload, turn++, nextId);
+        let turn = 0;
+        for (const m of request.messages) if (m.role === 'assistant') turn++;
+        let ids = 0;
+        const parts = modelParts(workload, turn, () => `call_${turn}_${++ids}`);
         const builder = new phi.AssistantMessageBuilder(request.model.id, request.model.provider, Date.now());
         (async () => {
           subscriber.next(builder.start());
@@ -43,6 +47,22 @@ export function phiCommon(phi) {
         })().catch((error) => subscriber.error(error));
         return () => void parts.return(undefined);
       });
+    providers.set(workload, shared);
+    return shared;
+  }
+
+  /** The model every agent uses. */
+  const model = phi.scriptedModel();
+
+  /**
+   * The loop config every agent shares, as a server shares its model and provider among its users
+   * (made once per workload: `agentLoop` composes a config's stages once, for all its runs).
+   */
+  const configs = new Map();
+  function config(workload) {
+    let shared = configs.get(workload);
+    if (!shared) configs.set(workload, (shared = { model, provider: provider(workload) }));
+    return shared;
   }
 
   /** The counts of the run in progress; the tool below bumps `executed` in them. */
@@ -99,11 +119,11 @@ export function phiCommon(phi) {
     });
   }
 
-  return { phi, provider, lookupTool, context, prompts, count, consume };
+  return { phi, provider, model, config, lookupTool, context, prompts, count, consume };
 }
 
 const defaults = phiCommon(phi);
-export const { provider, lookupTool, context, prompts, count, consume } = defaults;
+export const { provider, model, config, lookupTool, context, prompts, count, consume } = defaults;
 
 /**
  * A phi-rx contender from what one simulated user does (`perAgent`, given the bundle's parts `c`,

@@ -6,7 +6,7 @@ export const label = 'phi-rx agentLoop + recordSession';
 
 export const { run, runWith } = contender(async (c, workload, counts, tools) => {
   const recorder = new c.phi.SessionRecorder();
-  const events$ = c.phi.agentLoop(c.prompts(), c.context(tools), { model: c.phi.scriptedModel(), provider: c.provider(workload) });
+  const events$ = c.phi.agentLoop(c.prompts(), c.context(tools), c.config(workload));
   await c.consume(events$.pipe(c.phi.recordSession(recorder)), counts);
   recorder.flush();
   checkRecorded(recorder, workload);

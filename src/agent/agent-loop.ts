@@ -5,12 +5,13 @@ import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types
 import { Usage } from '../types/usage.js';
 import {
   admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn,
-  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, stateWith, postTurnPolicies, preTurnPolicies,
+  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, type RunInfo, stateWith, postTurnPolicies, preTurnPolicies,
   recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import { runStage, type StageSink } from '../operators/loop-state.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
+import { cachedRunStages } from './run-stages-cache.js';
 import { fallbackModels, pricingOf } from './model-chain.js';
 import { responseFormatOf } from './output-spec.js';
 import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
@@ -55,7 +56,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
-    return eventsOf(runStages(context, config, setup), startState(context, setup));
+    return eventsOf(stagesOf(context, config, setup), startState(context, setup));
   });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
 }
@@ -99,7 +100,7 @@ export function runLoop(
   };
   try {
     const setup = setUpRun(context, config, prompts);
-    const stop = runStage(runStages(context, config, setup), startState(context, setup), sink);
+    const stop = runStage(stagesOf(context, config, setup), startState(context, setup), sink);
     // Ended while it started: what it set up is torn down now (as a subscription's would be).
     if (ended) stop?.();
     else teardown = stop;
@@ -109,13 +110,27 @@ export function runLoop(
   return end;
 }
 
+/** The run's state as it starts: the context's messages, and what the run is (`run`: ids, prompts, first trigger). */
 function startState(context: AgentContext, setup: RunSetup): LoopState {
-  return stateWith(loopState(setup.loopId, context.messages.slice()), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
+  const run: RunInfo = {
+    agentId: setup.agentId, sessionId: setup.sessionId, parentLoopId: context.parentLoopId, parentToolCallId: context.parentToolCallId,
+    continuationKind: context.continuationKind, prompts: setup.prompts, firstTrigger: setup.firstTrigger,
+  };
+  return stateWith(loopState(setup.loopId, context.messages.slice(), NONE, run), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
 }
 
-/** The run, top to bottom: open it, admit its input, turn after turn while there is work, close it. */
-function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): LoopStage {
-  const { scheduler, prompts } = setup;
+/** The run's stages: the ones the runs of this config share (see `cachedRunStages`). */
+function stagesOf(context: AgentContext, config: AgentLoopConfig, setup: RunSetup): LoopStage {
+  return cachedRunStages(context, config, setup.provider, () => runStages(context, config, setup));
+}
+
+/**
+ * The run, top to bottom: open it, admit its input, turn after turn while there is work, close it.
+ * A function of the config, the context's tools and system prompt, and the provider: what a run has
+ * of its own is read from its state (`LoopState.run`), so that its runs share one composition.
+ */
+function runStages(context: AgentContext, c: AgentLoopConfig, setup: Pick<RunSetup, 'scheduler' | 'provider'>): LoopStage {
+  const { scheduler } = setup;
   const hooks = c.hooks ?? {};
   const policies = c.policies ?? {};
   const filters = c.inputFilters ?? [];
@@ -124,7 +139,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
   const steer = (): readonly AgentMessage[] => messagesOf(steering!.take());
   const compaction = c.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...c.contextConfig } : undefined;
   const request = buildRequest({
-    model: c.model, systemPrompt: context.systemPrompt, tools: context.tools, sessionId: setup.sessionId, scheduler, ...signal,
+    model: c.model, systemPrompt: context.systemPrompt, tools: context.tools, scheduler, ...signal,
     thinkingLevel: c.thinkingLevel ?? 'off', cacheConfig: c.cacheConfig ?? DEFAULT_CACHE_CONFIG,
     ...defined({ maxTokens: c.maxTokens, temperature: c.temperature, apiKey: c.model.apiKey, convertToLlm: c.convertToLlm, context: c.operators?.context }),
     ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
@@ -148,7 +163,7 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
     whenTurnDue(loopStages(
       hooks.beforeTurn && beforeTurnHook(hooks.beforeTurn, { scheduler }),
       steering && takeSteering(steer, { filters, scheduler, oncePerTurn: true }), //          checkpoint 1: before the model call
-      startTurn({ scheduler, firstTrigger: setup.firstTrigger }),
+      startTurn({ scheduler }),
       compaction && compactContext(compaction, { scheduler }),
       some(policies.preTurn) && preTurnPolicies(policies.preTurn, { model: c.model, scheduler }),
       request,
@@ -172,8 +187,9 @@ function runStages(context: AgentContext, c: AgentLoopConfig, setup: RunSetup): 
   );
 
   return loopStages(
-    startRun({ agentId: setup.agentId, sessionId: setup.sessionId, scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }), ...parentOf(context) }),
-    prompts ? admitPrompts(prompts, { filters, scheduler }) : injectQueued(followUpsToContinue(c), { filters, scheduler }),
+    startRun({ scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }) }),
+    admitPrompts(undefined, { filters, scheduler }), // the run's prompts (none for a continuation)
+    injectQueued(followUpsToContinue(c), { filters, scheduler }), // a continuation's queued follow-ups
     answerOpenCalls(tools, recordToolResults(signal)),
     repeatTurns(turn, { more: (s) => !s.ended }),
     endRun({ scheduler, ...signal, ...defined({ afterLoop: hooks.afterLoop }) }),
@@ -189,13 +205,10 @@ function messagesOf(queued: readonly QueuedMessage[]): readonly AgentMessage[] {
 /** A continuation of a context that ends with the model's answer picks up the queued follow-ups (when no steering waits). */
 function followUpsToContinue(c: AgentLoopConfig): (state: LoopState) => AgentMessage[] {
   return (state) => {
+    if (state.run?.prompts !== undefined) return []; // a run with prompts is no continuation
     const last = state.messages[state.messages.length - 1];
     return last?.role === 'assistant' && queuedSize(c.steering) === 0 ? takeQueued(c.followUp).map((q) => q.message) : [];
   };
-}
-
-function parentOf(c: AgentContext): Pick<AgentContext, 'parentLoopId' | 'parentToolCallId' | 'continuationKind'> {
-  return defined({ parentLoopId: c.parentLoopId, parentToolCallId: c.parentToolCallId, continuationKind: c.continuationKind });
 }
 
 function some<T>(list: readonly T[] | undefined): list is readonly T[] {

@@ -18,7 +18,8 @@ export interface AdmitPromptsOptions {
  * (`ended: 'stop'`, `rejection` set). A state whose run has ended passes through.
  *
  * Contract: per input state, the state with the prompts appended to `pending`; or `InputRejected`
- * and the state with `ended` and `rejection` set.
+ * and the state with `ended` and `rejection` set. `prompts` left out (`undefined`): the state's
+ * own, `run.prompts` (what `agentLoop` sets), or none — one `admitPrompts()` serves every run.
  *
  * ```
  * source:   --s-------|          (a filter refuses one prompt)
@@ -29,13 +30,15 @@ export interface AdmitPromptsOptions {
  * @example
  * of(loopState('loop-1', history)).pipe(admitPrompts([userMessage('hi')], { filters: [noSecrets] }));
  */
-export function admitPrompts(prompts: readonly AgentMessage[], options: AdmitPromptsOptions = {}): LoopStage {
+export function admitPrompts(prompts?: readonly AgentMessage[], options: AdmitPromptsOptions = {}): LoopStage {
   const filters = options.filters ?? [];
   const scheduler = options.scheduler ?? asyncScheduler;
   return loopStage((state) => {
     if (state.ended) return state;
-    if (filters.length === 0) return stateWith(state, { pending: [...state.pending, ...prompts] });
-    return of(prompts).pipe(
+    const admitted = prompts ?? state.run?.prompts ?? [];
+    if (filters.length === 0) return admitted.length === 0 ? state : stateWith(state, { pending: [...state.pending, ...admitted] });
+    if (admitted.length === 0) return state;
+    return of(admitted).pipe(
       filterInput(filters),
       concatMap((verdict) =>
         from<LoopOutput[]>(

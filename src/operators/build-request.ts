@@ -9,7 +9,7 @@ import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { LlmViews } from '../agent/llm-views.js';
 import { hookError } from './ask-hook.js';
-import { type LoopOutput, type LoopStage, loopStage, type LoopStateDraft, type LoopState } from './loop-state.js';
+import { type LoopOutput, type LoopStage, loopStage, type LoopStateDraft, type LoopState, type RunInfo } from './loop-state.js';
 import { copyState } from './state-with.js';
 
 export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 'tools' | 'thinkingLevel' | 'cacheConfig'> {
@@ -37,8 +37,9 @@ export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 't
  * The loop's request stage: the request for this turn's model call, from the state's context,
  * through the context transforms and your `context` operator, with the API key `getApiKey`
  * resolves. Without transforms the request is built at once, and the conversion of the context for
- * the model is kept from turn to turn (only new messages are converted). A state whose run has
- * ended passes through untouched.
+ * the model is kept from turn to turn (only new messages are converted), per run: one stage serves
+ * every run, each with its own (runs are told apart by the state's `run`). `sessionId` left out:
+ * the state's `run.sessionId`. A state whose run has ended passes through untouched.
  *
  * Contract: per input state, a HookError per failed transform or key lookup, then the state with
  * `request` set (and `sinceRequest`, when kept, emptied).
@@ -58,16 +59,20 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
     asyncTransformContext, transformContext, context, getApiKey, signal, scheduler = asyncScheduler, apiKey: modelKey, ...rest
   } = options;
   const definitions = tools.map(definitionOf);
-  const views = new LlmViews();
-  // What every request of the stage shares, made once: each turn's request is a copy with its messages (and key).
-  // Copies of an object that already has the fields they set: a spread followed by a field its source lacks
-  // gives every copy a hidden class of its own in V8 (see `withTurnId`).
-  const shared: StreamRequest = Object.assign({}, rest, { thinkingLevel, cacheConfig, tools: definitions, messages: [] as Message[] });
-  let keyed: StreamRequest | undefined;
-  const requestFor = (llm: Message[], apiKey: string | undefined): StreamRequest => {
-    if (apiKey === undefined) return { ...shared, messages: llm };
-    keyed ??= Object.assign({}, shared, { apiKey: undefined as string | undefined });
-    return { ...keyed, messages: llm, apiKey };
+  const fixed = { thinkingLevel, cacheConfig, tools: definitions, messages: [] as Message[] };
+  // What a run's requests share (the views of its messages and the request every turn copies), kept per
+  // run (`state.run`: one stage serves every run) or, for states without one, by the stage itself.
+  const byRun = new WeakMap<RunInfo, RunRequests>();
+  let own: RunRequests | undefined;
+  const requestsOf = (state: LoopState): RunRequests => {
+    const run = state.run;
+    if (run === undefined) return (own ??= new RunRequests(rest, fixed));
+    let requests = byRun.get(run);
+    if (requests === undefined) {
+      requests = new RunRequests(rest.sessionId === undefined ? Object.assign({}, rest, { sessionId: run.sessionId }) : rest, fixed);
+      byRun.set(run, requests);
+    }
+    return requests;
   };
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
     const next = copyState(state);
@@ -78,9 +83,10 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
   const plain = !asyncTransformContext && !transformContext && !context && !getApiKey;
   return loopStage((state) => {
     if (state.ended) return state;
+    const requests = requestsOf(state);
     if (plain) {
-      const llm = convertToLlm ? convertToLlm(state.messages) : views.of(state.messages);
-      return withRequest(state, requestFor(llm, modelKey));
+      const llm = convertToLlm ? convertToLlm(state.messages) : requests.views.of(state.messages);
+      return withRequest(state, requests.request(llm, modelKey));
     }
     return defer(() => {
       const failures: AgentEvent[] = [];
@@ -94,8 +100,8 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
         concatMap((messages) =>
           (getApiKey ? safely('getApiKey', () => getApiKey(rest.model), modelKey) : of(modelKey)).pipe(
             map((apiKey): LoopOutput[] => {
-              const llm = convertToLlm ? convertToLlm(messages) : views.each(messages);
-              return [...failures.splice(0), withRequest(state, requestFor(llm, apiKey))];
+              const llm = convertToLlm ? convertToLlm(messages) : requests.views.each(messages);
+              return [...failures.splice(0), withRequest(state, requests.request(llm, apiKey))];
             }),
           ),
         ),
@@ -103,6 +109,28 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
       );
     });
   });
+}
+
+/**
+ * What one run's requests share: the views of its messages (converted once each, see `LlmViews`)
+ * and the request every turn's request copies (with its messages, and key). Copies of an object
+ * that already has the fields they set: a spread followed by a field its source lacks gives every
+ * copy a hidden class of its own in V8 (see `withTurnId`).
+ */
+class RunRequests {
+  readonly views = new LlmViews();
+  private readonly shared: StreamRequest;
+  private keyed: StreamRequest | undefined;
+
+  constructor(fields: Omit<StreamRequest, 'messages' | 'tools' | 'thinkingLevel' | 'cacheConfig'>, fixed: Pick<StreamRequest, 'thinkingLevel' | 'cacheConfig' | 'tools' | 'messages'>) {
+    this.shared = Object.assign({}, fields, fixed);
+  }
+
+  request(llm: Message[], apiKey: string | undefined): StreamRequest {
+    if (apiKey === undefined) return { ...this.shared, messages: llm };
+    const keyed = (this.keyed ??= Object.assign({}, this.shared, { apiKey: undefined as string | undefined }));
+    return { ...keyed, messages: llm, apiKey };
+  }
 }
 
 /** What the model is told of each tool, made once per tool (not on every run). */

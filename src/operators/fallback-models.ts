@@ -7,7 +7,7 @@ import { errorMessage, isProviderError, ProviderError } from '../types/errors.js
 import { callHookSafely } from '../sources/hook-result.js';
 import { callModel, type CallModelOptions } from './call-model.js';
 import { failureText, isCut } from './settle-call.js';
-import { isLoopState, type LoopStage, type LoopState, stateByState } from './loop-state.js';
+import { isLoopState, type LoopStage, type LoopState, type RunInfo, stateByState } from './loop-state.js';
 import { stateWith } from './state-with.js';
 
 /** One model of a fallback chain, with the Provider that serves it. */
@@ -56,9 +56,9 @@ export function fallbackReason(error: unknown): ModelFallbackReason | undefined 
  * a message, the next model's message begins with a `MessageReset` (reason `modelFallback`)
  * instead of a second `MessageStart`.
  *
- * The chain remembers where it is: later calls of the same stage value go straight to the model
- * that last answered, so a run stays on its fallback (the loop makes one stage per run: a new run
- * starts with the primary). When the last model fails too, the state's failure names every model's
+ * The chain remembers where it is, per run (the state's `run`; without one, the stage value's
+ * own): later calls go straight to the model that last answered, so a run stays on its fallback,
+ * and a new run starts with the primary. When the last model fails too, the state's failure names every model's
  * failure of this turn (`kind` of the last error; `Every model that took this turn failed: a/x: network: …; b/y: …`).
  *
  * ```
@@ -80,7 +80,14 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
   if (models.length === 0) throw new RangeError('callModelWithFallback: models must name at least one model');
   const scheduler = options.scheduler ?? asyncScheduler;
   const stages = models.map(({ provider }) => callModel({ ...callOptions, provider }));
+  // Where the chain stands, per run (the state's `run`; the stage's own for states without one).
+  const currentByRun = new WeakMap<RunInfo, number>();
   let current = 0;
+  const currentOf = (state: LoopState): number => (state.run === undefined ? current : (currentByRun.get(state.run) ?? 0));
+  const setCurrent = (state: LoopState, index: number): void => {
+    if (state.run === undefined) current = index;
+    else currentByRun.set(state.run, index);
+  };
 
   /** The request for model `index` (the request itself when it names that model); a `getApiKey` that throws is reported through `report`. */
   const requestFor = (request: StreamRequest, index: number, loopId: string, report: (event: AgentEvent) => void): Observable<StreamRequest> => {
@@ -122,7 +129,7 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
             handOn = index + 1;
             return;
           }
-          current = index;
+          setCurrent(state, index);
           out.next(settled(output, shown, failures));
         },
         error: (e: unknown) => out.error(e),
@@ -133,7 +140,7 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
         },
       });
     };
-    attempt(current, state);
+    attempt(currentOf(state), state);
     return () => subscription?.unsubscribe();
   });
 }

@@ -4,6 +4,7 @@ import { type AgentMessage, type AssistantMessage, type StopReason, type ToolRes
 import type { StreamRequest } from '../types/provider.js';
 import type { Usage } from '../types/usage.js';
 import type { OutputOutcome } from '../agent/output-spec.js';
+import type { ContinuationKind, TurnTrigger } from '../types/config.js';
 import { copyState, StateRecord } from './state-with.js';
 
 /**
@@ -52,6 +53,29 @@ export interface LoopState {
   readonly startedAt?: number;
   /** Where the structured output stands, once `checkOutput` looked at the answer. */
   readonly output?: OutputOutcome;
+  /**
+   * What the run is (its ids, prompts and first trigger), when it was started with them
+   * (`agentLoop` does): the stages that need them read them here, so that one composition of
+   * stages serves every run.
+   */
+  readonly run?: RunInfo;
+}
+
+/**
+ * A run's identity and input, carried on its state (`LoopState.run`): what `startRun`, `admitPrompts`,
+ * `startTurn` and `buildRequest` take when their options leave them out. One object per run,
+ * shared by every state of the run (stages that keep something per run key it by this object).
+ */
+export interface RunInfo {
+  readonly agentId: string;
+  readonly sessionId: string;
+  readonly parentLoopId?: string;
+  readonly parentToolCallId?: string;
+  readonly continuationKind?: ContinuationKind;
+  /** The prompts the run was started with (`admitPrompts()` admits them); none for a continuation. */
+  readonly prompts?: readonly AgentMessage[];
+  /** What the run's first turn is triggered by (`startTurn`'s `TurnStart.triggeredBy` for turn 0). */
+  readonly firstTrigger: TurnTrigger;
 }
 
 /** What a stage emits: the events it caused, in order, then the state it leaves. */
@@ -100,13 +124,15 @@ export interface StageOutput {
  * A fresh state: nothing pending, turn 0, not ended. Every field of `LoopState` is there (unset
  * ones `undefined`), always in the same order, so that every state a run derives from it with
  * `stateWith(state, { field })` has the same shape (what keeps each stage's reads and copies fast).
+ * `run` is what the run is (ids, prompts, first trigger: see {@link RunInfo}), for the stages that
+ * read it from the state rather than from their options.
  */
-export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = []): LoopState {
+export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = [], run?: RunInfo): LoopState {
   return new StateRecord({
     loopId, messages, pending, turnIndex: 0, ended: undefined, request: undefined, partial: undefined,
     assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined, newMessages: undefined,
     sinceRequest: undefined, usage: undefined, lastStopReason: undefined, rejection: undefined, steeredAt: undefined,
-    overflowRecovered: undefined, startedAt: undefined, output: undefined,
+    overflowRecovered: undefined, startedAt: undefined, output: undefined, run,
   });
 }
 

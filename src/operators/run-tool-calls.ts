@@ -4,7 +4,7 @@ import type { ToolCall } from '../types/content.js';
 import { type AgentMessage, type LlmMessage, type ToolResultMessage, toolCallsOf } from '../types/message.js';
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import { type DirectDispatch, directDispatch, dispatchTools, type DispatchToolsOptions } from './dispatch-tools.js';
-import { type LoopStage, type LoopState, stateByState } from './loop-state.js';
+import { type LoopStage, type LoopState, type RunInfo, stateByState } from './loop-state.js';
 import { copyState } from './state-with.js';
 
 export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId' | 'messages' | 'onStop' | 'onInject'> {
@@ -39,10 +39,18 @@ export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId'
 export function runToolCalls(options: RunToolCallsOptions): LoopStage {
   const { toolCalls, ...dispatch } = options;
   const now = options.now ?? (() => (options.scheduler ?? asyncScheduler).now());
-  // Nothing to wait for in the configuration: the calls run as plain calls, one dispatch per loop.
+  // Nothing to wait for in the configuration: the calls run as plain calls, one dispatch per run
+  // (kept by the state's `run`, so that one stage serves interleaved runs; by loop id without one).
+  const byRun = new WeakMap<RunInfo, DirectDispatch | undefined>();
   let direct: { loopId: string; run: DirectDispatch | undefined } | undefined;
-  const directFor = (loopId: string): DirectDispatch | undefined => {
+  const directFor = (state: LoopState): DirectDispatch | undefined => {
     if (toolCalls) return undefined;
+    const { loopId, run } = state;
+    if (run !== undefined) {
+      let dispatcher = byRun.get(run);
+      if (dispatcher === undefined && !byRun.has(run)) byRun.set(run, (dispatcher = directDispatch(Object.assign({}, dispatch, { loopId, now }))));
+      return dispatcher;
+    }
     if (direct?.loopId !== loopId) direct = { loopId, run: directDispatch(Object.assign({}, dispatch, { loopId, now })) };
     return direct.run;
   };
@@ -85,7 +93,7 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
         done();
       },
     };
-    const run = truncated ? undefined : directFor(state.loopId);
+    const run = truncated ? undefined : directFor(state);
     if (run) return run(calls, events);
     const subscription = from(calls).pipe(
       truncated ? identity : (toolCalls ?? identity),

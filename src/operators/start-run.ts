@@ -2,15 +2,18 @@ import { asyncScheduler, concatMap, defer, from, of, type SchedulerLike } from '
 import type { AgentEvent, AgentStartEvent } from '../types/events.js';
 import type { ContinuationKind } from '../types/config.js';
 import type { LoopHooks } from '../types/hooks.js';
-import { errorMessage } from '../types/errors.js';
+import { AgentError, errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { hookError } from './ask-hook.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopState } from './loop-state.js';
 import { stateWith } from './state-with.js';
 
 export interface StartRunOptions {
-  agentId: string;
-  sessionId: string;
+  /** Default: the state's `run.agentId` (a state without `run` then fails the stage: an AgentStart needs ids). */
+  agentId?: string;
+  /** Default: the state's `run.sessionId`. */
+  sessionId?: string;
+  /** This and the next two default to the state's `run` (when neither the options nor `run` name one, there is none). */
   parentLoopId?: string;
   parentToolCallId?: string;
   continuationKind?: ContinuationKind;
@@ -29,7 +32,9 @@ export interface StartRunOptions {
  * A state whose run has ended passes through.
  *
  * Contract: per input state, `AgentStart` (and a HookError), then the state; or, vetoed, the
- * state with `ended: 'userStop'`.
+ * state with `ended: 'userStop'`. The ids come from the options, else from the state's `run`
+ * (what `agentLoop` sets): one `startRun()` serves every run. Neither names an agent and a
+ * session: the stage fails with an AgentError (`InvalidConfig`).
  *
  * ```
  * source:   --s-------|          (the hook throws)
@@ -40,7 +45,7 @@ export interface StartRunOptions {
  * @example
  * of(loopState('loop-1', history)).pipe(loopStages(startRun({ agentId: 'a', sessionId: 's' }), admitPrompts([userMessage('hi')]), repeatTurns(turn), endRun()));
  */
-export function startRun(options: StartRunOptions): LoopStage {
+export function startRun(options: StartRunOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
   const { beforeLoop } = options;
   const opened = (state: LoopState, failure?: AgentEvent): LoopOutput[] =>
@@ -61,14 +66,23 @@ export function startRun(options: StartRunOptions): LoopStage {
 }
 
 function agentStart(state: LoopState, o: StartRunOptions, timestamp: number): AgentStartEvent {
+  const run = state.run;
+  const agentId = o.agentId ?? run?.agentId;
+  const sessionId = o.sessionId ?? run?.sessionId;
+  if (agentId === undefined || sessionId === undefined) {
+    throw new AgentError('InvalidConfig', `startRun: no ${agentId === undefined ? 'agentId' : 'sessionId'}: pass it in the options, or start from a state whose run names it (loopState(loopId, messages, pending, run))`);
+  }
+  const parentLoopId = o.parentLoopId ?? run?.parentLoopId;
+  const parentToolCallId = o.parentToolCallId ?? run?.parentToolCallId;
+  const continuationKind = o.continuationKind ?? run?.continuationKind;
   return {
     type: 'AgentStart',
-    agentId: o.agentId,
-    sessionId: o.sessionId,
+    agentId,
+    sessionId,
     loopId: state.loopId,
-    ...(o.parentLoopId ? { parentLoopId: o.parentLoopId } : {}),
-    ...(o.parentToolCallId ? { parentToolCallId: o.parentToolCallId } : {}),
-    ...(o.continuationKind ? { continuationKind: o.continuationKind } : {}),
+    ...(parentLoopId ? { parentLoopId } : {}),
+    ...(parentToolCallId ? { parentToolCallId } : {}),
+    ...(continuationKind ? { continuationKind } : {}),
     timestamp,
     ...(o.metadata !== undefined ? { metadata: o.metadata } : {}),
   };

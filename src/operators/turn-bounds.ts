@@ -11,7 +11,7 @@ export interface TurnBoundsOptions {
 }
 
 export interface StartTurnOptions extends TurnBoundsOptions {
-  /** What turn 0 is triggered by (`TurnStart.triggeredBy`; default `user`); later turns are `continuation`. */
+  /** What turn 0 is triggered by (`TurnStart.triggeredBy`; default: the state's `run.firstTrigger`, else `user`); later turns are `continuation`. */
   firstTrigger?: TurnTrigger;
 }
 
@@ -40,12 +40,13 @@ export interface EndTurnOptions extends TurnBoundsOptions {
  */
 export function startTurn(options: StartTurnOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
-  const firstTrigger = options.firstTrigger ?? 'user';
+  const firstTrigger = options.firstTrigger;
   return loopStage((state) => {
     if (state.ended) return state;
     const { loopId, turnIndex } = state;
     const timestamp = scheduler.now();
-    const out: LoopOutput[] = [{ type: 'TurnStart', loopId, turnIndex, timestamp, triggeredBy: turnIndex === 0 ? firstTrigger : 'continuation' }];
+    const triggeredBy = turnIndex > 0 ? 'continuation' : (firstTrigger ?? state.run?.firstTrigger ?? 'user');
+    const out: LoopOutput[] = [{ type: 'TurnStart', loopId, turnIndex, timestamp, triggeredBy }];
     const added: AgentMessage[] = [];
     for (const m of state.pending) {
       const stored = isExtension(m) ? m : withTurnId(m, { loopId, turnIndex });

@@ -60,6 +60,27 @@ describe('buildRequest with transforms', () => {
   });
 });
 
+describe('buildRequest over interleaved runs', () => {
+  it('one stage serves several runs: each request carries its run\'s session, and each run keeps its own conversion', async () => {
+    const runA = { agentId: 'A', sessionId: 'SA', firstTrigger: 'user' as const };
+    const runB = { agentId: 'B', sessionId: 'SB', firstTrigger: 'user' as const };
+    const a1 = loopState('LA', history, [], runA);
+    const b1 = loopState('LB', [userMessage('other', 5)], [], runB);
+    const a2 = withRecords(a1, [tagged(userMessage('more', 3), 1)]);
+    const requests = await lastValueFrom(
+      from([a1, b1, a2]).pipe(buildRequest({ model, systemPrompt: 'sys' }), map((o) => (isLoopState(o) ? o.request! : undefined)), toArray()),
+    );
+    expect(requests.map((r) => r!.sessionId)).toEqual(['SA', 'SB', 'SA']);
+    expect(requests[1]!.messages).toEqual(toLlmMessages(b1.messages));
+    expect(requests[2]!.messages).toEqual(toLlmMessages(a2.messages));
+    // Run A's second turn reuses run A's conversion, though run B's turn came between.
+    expect(requests[2]!.messages[0]).toBe(requests[0]!.messages[0]);
+    // A session id in the options is every run's.
+    const fixed = await lastValueFrom(from([a1, b1]).pipe(buildRequest({ model, systemPrompt: 'sys', sessionId: 'mine' }), map((o) => (isLoopState(o) ? o.request!.sessionId : '')), toArray()));
+    expect(fixed).toEqual(['mine', 'mine']);
+  });
+});
+
 describe('buildRequest tool definitions', () => {
   it('describes a tool once for every request, and anew when its fields change', async () => {
     const tool = { name: 'look', label: 'look', description: 'looks', parameters: { type: 'object' }, execute: () => 'ok' };

@@ -169,6 +169,23 @@ describe('callModelWithFallback', () => {
     expect(openai.requests).toHaveLength(2);
   });
 
+  it('remembers where the chain stands per run (the state\'s run): another run of the same stage starts with the primary', () => {
+    const out: LoopOutput[] = [];
+    const openai = provider(() => throwError(() => ProviderError.network('down')), () => throwError(() => ProviderError.network('down again')));
+    scheduler().run(({ cold, flush }) => {
+      const anthropicOk = provider(() => cold('-s-t-d|', parts(claude)), () => cold('-s-t-d|', parts(claude)), () => cold('-s-t-d|', parts(claude)));
+      const stage = callModelWithFallback({ models: [{ model: gpt, provider: openai }, { model: claude, provider: anthropicOk }], retry: { maxRetries: 0 } });
+      const runA = { ...withRequest, run: { agentId: 'A', sessionId: 'S', firstTrigger: 'user' as const } };
+      const runB = { ...withRequest, loopId: 'L2', run: { agentId: 'B', sessionId: 'S', firstTrigger: 'user' as const } };
+      cold('a---------b---------a|', { a: runA, b: runB }).pipe(stage, tap((o) => out.push(o))).subscribe();
+      flush();
+      // A: primary fails, fallback answers; B: primary first again (fails), fallback; A again: straight to the fallback.
+      expect(openai.requests).toHaveLength(2);
+      expect(anthropicOk.requests).toHaveLength(3);
+    });
+    expect(letters(out)).toBe('Faues' + 'Faues' + 'aues');
+  });
+
   it('falls back on a context overflow only once overflowFallsBack() says so (the loop\'s compaction retry comes first)', () => {
     let recovered = false;
     const out: LoopOutput[] = [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { admitPrompts, endRun, loopState, startRun, type LoopState } from '../../src/operators/index.js';
+import { admitPrompts, endRun, loopState, type RunInfo, startRun, type LoopState } from '../../src/operators/index.js';
+import { AgentError } from '../../src/types/errors.js';
 import { InputVerdict, type InputFilter } from '../../src/types/hooks.js';
 import { emptyAssistant, textOf, userMessage, type AgentMessage } from '../../src/types/message.js';
 import { Usage } from '../../src/types/usage.js';
@@ -40,9 +41,63 @@ describe('startRun', () => {
   });
 });
 
+describe('startRun from the state\'s run', () => {
+  const run: RunInfo = { agentId: 'A', sessionId: 'S', parentLoopId: 'P', continuationKind: { kind: 'default' }, firstTrigger: 'continuation' };
+
+  it('one stage serves every run: each AgentStart names the ids of the run whose state it gets; options still win', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const one = loopState('L1', history, [], run);
+      const two = loopState('L2', history, [], { agentId: 'B', sessionId: 'T', firstTrigger: 'user' });
+      expectObservable(cold('-o----t----|', { o: one, t: two }).pipe(startRun())).toBe('-(ao)-(bt)-|', {
+        a: { type: 'AgentStart', agentId: 'A', sessionId: 'S', loopId: 'L1', parentLoopId: 'P', continuationKind: { kind: 'default' }, timestamp: 1 },
+        o: one,
+        b: { type: 'AgentStart', agentId: 'B', sessionId: 'T', loopId: 'L2', timestamp: 6 },
+        t: two,
+      });
+      expectObservable(cold('-o---|', { o: one }).pipe(startRun({ agentId: 'mine' }))).toBe('-(ao)|', {
+        a: { type: 'AgentStart', agentId: 'mine', sessionId: 'S', loopId: 'L1', parentLoopId: 'P', continuationKind: { kind: 'default' }, timestamp: 1 },
+        o: one,
+      });
+    });
+  });
+
+  it('a state without a run and options without ids fail the stage with an AgentError naming what is missing', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const s = loopState('L', history);
+      expectObservable(cold('-s|', { s }).pipe(startRun())).toBe(
+        '-#',
+        undefined,
+        new AgentError('InvalidConfig', 'startRun: no agentId: pass it in the options, or start from a state whose run names it (loopState(loopId, messages, pending, run))'),
+      );
+      expectObservable(cold('-s|', { s }).pipe(startRun({ agentId: 'A' }))).toBe(
+        '-#',
+        undefined,
+        new AgentError('InvalidConfig', 'startRun: no sessionId: pass it in the options, or start from a state whose run names it (loopState(loopId, messages, pending, run))'),
+      );
+    });
+  });
+});
+
 describe('admitPrompts', () => {
   const a = userMessage('a', 1);
   const x = userMessage('my password', 2);
+
+  it('without prompts of its own, admits each state\'s run prompts (none for a run without)', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const one = loopState('L1', history, [], { agentId: 'A', sessionId: 'S', prompts: [a], firstTrigger: 'user' });
+      const two = loopState('L2', history, [], { agentId: 'A', sessionId: 'S', prompts: [x], firstTrigger: 'user' });
+      const cont = loopState('L3', history, [], { agentId: 'A', sessionId: 'S', firstTrigger: 'continuation' });
+      expectObservable(cold('-o-t-c|', { o: one, t: two, c: cont }).pipe(admitPrompts())).toBe('-o-t-c|', {
+        o: { ...one, pending: [a] },
+        t: { ...two, pending: [x] },
+        c: cont,
+      });
+      expectObservable(cold('-t---|', { t: two }).pipe(admitPrompts(undefined, { filters: [noSecrets] }))).toBe('-(rp)|', {
+        r: { type: 'InputRejected', loopId: 'L2', reason: 'no secrets', timestamp: 1 },
+        p: { ...two, ended: 'stop', rejection: 'no secrets' },
+      });
+    });
+  });
 
   it('appends the prompts to pending, with no filters at once', () => {
     scheduler().run(({ cold, expectObservable }) => {

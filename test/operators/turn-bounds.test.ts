@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
+import { of } from 'rxjs';
 import { buildRequest, endTurn, loopState, startTurn, type LoopState } from '../../src/operators/index.js';
 import { emptyAssistant, toLlmMessages, userMessage, type AssistantMessage, type ToolResultMessage } from '../../src/types/message.js';
 import { DEFAULT_CACHE_CONFIG } from '../../src/types/config.js';
@@ -31,6 +32,19 @@ describe('startTurn', () => {
       const e: LoopState = { ...loopState('L'), ended: 'stop' };
       expectObservable(cold('-e|', { e }).pipe(startTurn())).toBe('-e|', { e });
     });
+  });
+
+  it('turn 0 is triggered by what the state\'s run says (user without one, the option above both); later turns by continuation', () => {
+    const trigger = (s: LoopState, options = {}): string[] => {
+      const out: string[] = [];
+      of(s).pipe(startTurn(options)).subscribe((o) => o.type === 'TurnStart' && out.push(o.triggeredBy));
+      return out;
+    };
+    const branch = loopState('L', [], [], { agentId: 'A', sessionId: 'S', firstTrigger: 'branch' });
+    expect(trigger(branch)).toEqual(['branch']);
+    expect(trigger(loopState('L'))).toEqual(['user']);
+    expect(trigger(branch, { firstTrigger: 'continuation' })).toEqual(['continuation']);
+    expect(trigger({ ...branch, turnIndex: 1 })).toEqual(['continuation']);
   });
 });
 

@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  agentLoop, agentLoopContinue, defineTool, MessageQueue, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type AnyTool,
+} from '../../src/index.js';
+import { scriptedProvider } from '../../src/testing/index.js';
+import type { StreamRequest } from '../../src/types/provider.js';
+import { addTool, events, model, testScheduler } from './helpers.js';
+
+// agentLoop composes a config's stages once and every run of that config goes through them; what a
+// run has of its own rides on its state. These tests hold runs of one config object against each
+// other: interleaved, one after the other, and with the config, tools or prompt changed between.
+
+const runContext = (n: number, tools: readonly AnyTool[] = [addTool], systemPrompt = 'You are a test.'): AgentContext => ({
+  systemPrompt, messages: [], tools, agentId: `agent-${n}`, sessionId: `session-${n}`, loopId: `loop-${n}`,
+});
+
+/** A provider answering every request by its conversation: turn 0 calls `add`, turn 1 answers; the requests are kept. */
+function conversational(requests: StreamRequest[], chunkDelay = 0): ReturnType<typeof scriptedProvider> {
+  const step = (request: StreamRequest) => {
+    requests.push(request);
+    const turn = request.messages.filter((m) => m.role === 'assistant').length;
+    const user = request.messages.find((m) => m.role === 'user');
+    const asked = user && typeof user.content !== 'string' && user.content[0]?.type === 'text' ? user.content[0].text : '?';
+    return turn === 0
+      ? { text: `adding for ${asked}`, toolCalls: [{ name: 'add', arguments: { a: turn + 1, b: 2 }, id: `call-${asked}` }], chunkDelay }
+      : { text: `done with ${asked}`, chunkDelay };
+  };
+  return scriptedProvider(Array.from({ length: 40 }, () => step));
+}
+
+describe('agentLoop: the runs of one config share its stages', () => {
+  it('interleaved runs of one config each get the events they get alone (ids, prompts, calls, results)', () => {
+    const alone = (n: number): AgentEvent[] => {
+      const out: AgentEvent[] = [];
+      testScheduler().run(({ flush }) => {
+        const config: AgentLoopConfig = { model, provider: conversational([], 3), retry: false };
+        agentLoop([userMessage(`q${n}`, 0)], runContext(n), config).subscribe((e) => out.push(e));
+        flush();
+      });
+      return out;
+    };
+    const together: AgentEvent[][] = [[], [], []];
+    testScheduler().run(({ flush }) => {
+      const config: AgentLoopConfig = { model, provider: conversational([], 3), retry: false };
+      for (const n of [0, 1, 2]) agentLoop([userMessage(`q${n}`, 0)], runContext(n), config).subscribe((e) => together[n]!.push(e));
+      flush();
+    });
+    for (const n of [0, 1, 2]) {
+      expect(together[n]).toEqual(alone(n));
+      expect(together[n]!.at(-1)).toMatchObject({ type: 'AgentEnd', loopId: `loop-${n}`, stopReason: 'stop' });
+    }
+    expect(together[1]![0]).toMatchObject({ type: 'AgentStart', agentId: 'agent-1', sessionId: 'session-1', loopId: 'loop-1' });
+  });
+
+  it('each run of one config starts from its own context: its ids, its prompts or continuation, its session on every request', async () => {
+    const requests: StreamRequest[] = [];
+    const config: AgentLoopConfig = { model, provider: conversational(requests), retry: false };
+    const first = await events(agentLoop([userMessage('first', 0)], runContext(1), config));
+    const history = first.flatMap((e) => (e.type === 'AgentEnd' ? e.messages : []));
+    const second = await events(agentLoop([userMessage('second', 0)], runContext(2), config));
+    // A continuation of run 1's conversation with a new user message, through the same config.
+    const continued = await events(agentLoopContinue(
+      { ...runContext(3), messages: [...history, userMessage('and again', 0)], parentLoopId: 'loop-1', continuationKind: { kind: 'default' } },
+      config,
+    ));
+    const start = (all: AgentEvent[]) => all.find((e) => e.type === 'AgentStart');
+    const triggers = (all: AgentEvent[]) => all.flatMap((e) => (e.type === 'TurnStart' ? [e.triggeredBy] : []));
+    expect(start(first)).toMatchObject({ agentId: 'agent-1', sessionId: 'session-1', loopId: 'loop-1' });
+    expect(start(second)).toMatchObject({ agentId: 'agent-2', sessionId: 'session-2', loopId: 'loop-2' });
+    expect(start(continued)).toMatchObject({ agentId: 'agent-3', loopId: 'loop-3', parentLoopId: 'loop-1', continuationKind: { kind: 'default' } });
+    expect(start(second)).not.toHaveProperty('parentLoopId');
+    expect(triggers(first)).toEqual(['user', 'continuation']);
+    expect(triggers(continued)).toEqual(['continuation']);
+    expect(requests.map((r) => r.sessionId)).toEqual(['session-1', 'session-1', 'session-2', 'session-2', 'session-3']);
+    // Each run's prompt went to the model in its own run only.
+    expect(requests[2]!.messages.map((m) => m.role)).toEqual(['user']);
+    expect(JSON.stringify(requests[2]!.messages)).toContain('second');
+    expect(JSON.stringify(requests[2]!.messages)).not.toContain('first');
+  });
+
+  it('sees what changed between runs: a config field set anew, a tool added to the same array, a new system prompt', async () => {
+    const requests: StreamRequest[] = [];
+    const seen: number[] = [];
+    const tools: AnyTool[] = [addTool];
+    const config: AgentLoopConfig = { model, provider: conversational(requests), retry: false, maxTokens: 100 };
+    await events(agentLoop('one', runContext(1, tools), config));
+    config.maxTokens = 200;
+    config.hooks = { beforeTurn: (_m, turn) => void seen.push(turn) };
+    tools.push(defineTool({ name: 'echo', description: 'Echoes', parameters: z.object({ text: z.string() }), execute: ({ text }) => text }));
+    await events(agentLoop('two', runContext(2, tools), config));
+    await events(agentLoop('three', runContext(3, tools, 'Be brief.'), config));
+    expect(requests.map((r) => r.maxTokens)).toEqual([100, 100, 200, 200, 200, 200]);
+    expect(requests.map((r) => r.tools?.map((t) => t.name).join())).toEqual(['add', 'add', 'add,echo', 'add,echo', 'add,echo', 'add,echo']);
+    expect(requests.map((r) => r.systemPrompt)).toEqual(['You are a test.', 'You are a test.', 'You are a test.', 'You are a test.', 'Be brief.', 'Be brief.']);
+    expect(seen).toEqual([0, 1, 0, 1]);
+  });
+
+  it('steering from a queue shared by runs of one config reaches the run that takes it; a steering function is asked by each run', async () => {
+    const queue = new MessageQueue();
+    const requests: StreamRequest[] = [];
+    const config: AgentLoopConfig = { model, provider: conversational(requests), retry: false, steering: queue };
+    queue.push(userMessage('steered', 0));
+    await events(agentLoop('one', runContext(1), config));
+    await events(agentLoop('two', runContext(2), config));
+    const sentTexts = requests.map((r) => JSON.stringify(r.messages));
+    expect(sentTexts.filter((t) => t.includes('steered'))).toHaveLength(2); // run 1's two requests; run 2 never saw it
+    expect(JSON.stringify(requests[2]!.messages)).not.toContain('steered');
+
+    let asks = 0;
+    const handed: string[] = [];
+    const fromFunction: AgentLoopConfig = {
+      model, provider: conversational([]), retry: false,
+      steering: () => (++asks === 1 || asks === 4 ? [userMessage(`note ${asks}`, 0)] : []),
+    };
+    const asksAfter: number[] = [];
+    for (const n of [1, 2]) {
+      const all = await events(agentLoop(`run ${n}`, runContext(n), fromFunction));
+      for (const e of all) if (e.type === 'MessageEnd' && e.message.role === 'user') handed.push(JSON.stringify(e.message.content));
+      asksAfter.push(asks);
+    }
+    expect(asksAfter[0]).toBeGreaterThan(0);
+    expect(asksAfter[1]).toBeGreaterThan(asksAfter[0]!);
+    expect(handed.filter((t) => t.includes('note'))).toHaveLength(2); // nothing it handed over was lost
+  });
+});
