@@ -10,11 +10,12 @@ import {
 } from '../operators/index.js';
 import { runStage, type StageSink } from '../operators/loop-state.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
+import type { AnyTool } from '../types/tool.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
 import { cachedRunStages } from './run-stages-cache.js';
 import { fallbackModels, pricingOf } from './model-chain.js';
 import { responseFormatOf } from './output-spec.js';
-import { queuedSize, SteeringInbox, takeQueued } from './steering-inbox.js';
+import { SteeringInbox, takeQueued } from './steering-inbox.js';
 import type { QueuedMessage } from '../sources/queues.js';
 
 /**
@@ -56,7 +57,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
 function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
-    return eventsOf(stagesOf(context, config, setup), startState(context, setup));
+    return eventsOf(stagesOf(context, config, setup), startState(context, config, setup));
   });
   return config.operators?.events ? events$.pipe(config.operators.events) : events$;
 }
@@ -100,7 +101,7 @@ export function runLoop(
   };
   try {
     const setup = setUpRun(context, config, prompts);
-    const stop = runStage(stagesOf(context, config, setup), startState(context, setup), sink);
+    const stop = runStage(stagesOf(context, config, setup), startState(context, config, setup), sink);
     // Ended while it started: what it set up is torn down now (as a subscription's would be).
     if (ended) stop?.();
     else teardown = stop;
@@ -111,88 +112,89 @@ export function runLoop(
 }
 
 /** The run's state as it starts: the context's messages, and what the run is (`run`: ids, prompts, first trigger). */
-function startState(context: AgentContext, setup: RunSetup): LoopState {
+function startState(context: AgentContext, config: AgentLoopConfig, setup: RunSetup): LoopState {
   const run: RunInfo = {
     agentId: setup.agentId, sessionId: setup.sessionId, parentLoopId: context.parentLoopId, parentToolCallId: context.parentToolCallId,
     continuationKind: context.continuationKind, prompts: setup.prompts, firstTrigger: setup.firstTrigger,
+    signal: config.signal, steering: config.steering && new SteeringInbox(config.steering, config.steeringPolicy),
+    followUp: config.followUp, cancelToolCalls: config.cancelToolCalls,
   };
   return stateWith(loopState(setup.loopId, context.messages.slice(), NONE, run), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
 }
 
 /** The run's stages: the ones the runs of this config share (see `cachedRunStages`). */
 function stagesOf(context: AgentContext, config: AgentLoopConfig, setup: RunSetup): LoopStage {
-  return cachedRunStages(context, config, setup.provider, () => runStages(context, config, setup));
+  return cachedRunStages(context, config, setup.provider, (tools) => runStages(tools, context.systemPrompt, config, setup));
 }
 
 /**
  * The run, top to bottom: open it, admit its input, turn after turn while there is work, close it.
  * A function of the config, the context's tools and system prompt, and the provider: what a run has
- * of its own is read from its state (`LoopState.run`), so that its runs share one composition.
+ * of its own (ids, prompts, signal, steering, follow-ups, call cancellations) is read from its state
+ * (`LoopState.run`), so that runs share one composition.
  */
-function runStages(context: AgentContext, c: AgentLoopConfig, setup: Pick<RunSetup, 'scheduler' | 'provider'>): LoopStage {
+function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoopConfig, setup: Pick<RunSetup, 'scheduler' | 'provider'>): LoopStage {
   const { scheduler } = setup;
   const hooks = c.hooks ?? {};
   const policies = c.policies ?? {};
   const filters = c.inputFilters ?? [];
-  const signal = c.signal ? { signal: c.signal } : {};
-  const steering = c.steering ? new SteeringInbox(c.steering, c.steeringPolicy) : undefined;
-  const steer = (): readonly AgentMessage[] => messagesOf(steering!.take());
+  const steers = c.steering !== undefined;
+  const steer = (state: LoopState): readonly AgentMessage[] => state.run?.steering?.take() ?? NONE;
   const compaction = c.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...c.contextConfig } : undefined;
   const request = buildRequest({
-    model: c.model, systemPrompt: context.systemPrompt, tools: context.tools, scheduler, ...signal,
+    model: c.model, systemPrompt, tools, scheduler,
     thinkingLevel: c.thinkingLevel ?? 'off', cacheConfig: c.cacheConfig ?? DEFAULT_CACHE_CONFIG,
     ...defined({ maxTokens: c.maxTokens, temperature: c.temperature, apiKey: c.model.apiKey, convertToLlm: c.convertToLlm, context: c.operators?.context }),
     ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
     ...defined({ responseFormat: c.output && responseFormatOf(c.output) }),
   });
   const callOptions = {
-    provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true, ...signal,
+    provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true,
     ...defined({ random: c.random, providerStream: c.operators?.providerStream }),
   };
   const call = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
-  const tools = runToolCalls({
-    tools: context.tools, strategy: c.toolExecution ?? 'parallel', scheduler, ...signal, preDispatch: policies.preDispatch ?? [],
-    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, steering: steering?.check() }),
+  const dispatch = runToolCalls({
+    tools, strategy: c.toolExecution ?? 'parallel', scheduler, preDispatch: policies.preDispatch ?? [],
+    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, approval: c.approval }),
     ...defined({ toolResults: c.operators?.toolResults, toolCalls: c.operators?.toolCalls }),
-    ...defined({ approval: c.approval, cancel$: c.cancelToolCalls }),
   });
 
   const turn = loopStages(
     c.limits && limitTurns(c.limits, { scheduler, ...pricingOf(c) }),
-    steering && takeSteering(steer, { filters, scheduler }), //                                checkpoint 6: loop re-entry
+    steers && takeSteering(steer, { filters, scheduler }), //                                  checkpoint 6: loop re-entry
     whenTurnDue(loopStages(
       hooks.beforeTurn && beforeTurnHook(hooks.beforeTurn, { scheduler }),
-      steering && takeSteering(steer, { filters, scheduler, oncePerTurn: true }), //          checkpoint 1: before the model call
+      steers && takeSteering(steer, { filters, scheduler, oncePerTurn: true }), //            checkpoint 1: before the model call
       startTurn({ scheduler }),
       compaction && compactContext(compaction, { scheduler }),
       some(policies.preTurn) && preTurnPolicies(policies.preTurn, { model: c.model, scheduler }),
       request,
       call,
       compaction && recoverOverflow(loopStages(compactContext(compaction, { reason: 'overflow', scheduler }), request, call)),
-      settleCall({ model: c.model, scheduler, tagTurn: true, ...signal }),
-      hooks.onError && onErrorHook(hooks.onError, { scheduler, ...signal }),
+      settleCall({ model: c.model, scheduler, tagTurn: true }),
+      hooks.onError && onErrorHook(hooks.onError, { scheduler }),
       recordAssistant(),
-      tools,
-      recordToolResults(signal),
+      dispatch,
+      recordToolResults(),
       some(policies.postTurn) && postTurnPolicies(policies.postTurn, { scheduler }),
       endTurn({ scheduler, recorded: true }),
       hooks.afterTurn && afterTurnHook(hooks.afterTurn, { scheduler }),
     )),
     decideNext({
-      scheduler, filters, ...signal, postLoop: policies.postLoop ?? [],
-      followUp: () => messagesOf(takeQueued(c.followUp)),
-      ...defined({ steeringPending: steering && (() => steering.pending()) }),
+      scheduler, filters, postLoop: policies.postLoop ?? [],
+      followUp: (state) => messagesOf(takeQueued(state.run?.followUp)),
+      ...defined({ steeringPending: steers ? (state: LoopState) => state.run?.steering?.pending() === true : undefined }),
     }),
-    c.output !== undefined && checkOutput(c.output, { scheduler, ...signal }), // the answer when the run would end: valid, or one corrective turn
+    c.output !== undefined && checkOutput(c.output, { scheduler }), // the answer when the run would end: valid, or one corrective turn
   );
 
   return loopStages(
     startRun({ scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }) }),
     admitPrompts(undefined, { filters, scheduler }), // the run's prompts (none for a continuation)
-    injectQueued(followUpsToContinue(c), { filters, scheduler }), // a continuation's queued follow-ups
-    answerOpenCalls(tools, recordToolResults(signal)),
+    injectQueued(followUpsToContinue, { filters, scheduler }), // a continuation's queued follow-ups
+    answerOpenCalls(dispatch, recordToolResults()),
     repeatTurns(turn, { more: (s) => !s.ended }),
-    endRun({ scheduler, ...signal, ...defined({ afterLoop: hooks.afterLoop }) }),
+    endRun({ scheduler, ...defined({ afterLoop: hooks.afterLoop }) }),
   );
 }
 
@@ -203,12 +205,11 @@ function messagesOf(queued: readonly QueuedMessage[]): readonly AgentMessage[] {
 }
 
 /** A continuation of a context that ends with the model's answer picks up the queued follow-ups (when no steering waits). */
-function followUpsToContinue(c: AgentLoopConfig): (state: LoopState) => AgentMessage[] {
-  return (state) => {
-    if (state.run?.prompts !== undefined) return []; // a run with prompts is no continuation
-    const last = state.messages[state.messages.length - 1];
-    return last?.role === 'assistant' && queuedSize(c.steering) === 0 ? takeQueued(c.followUp).map((q) => q.message) : [];
-  };
+function followUpsToContinue(state: LoopState): readonly AgentMessage[] {
+  const run = state.run;
+  if (run === undefined || run.prompts !== undefined) return NONE; // a run with prompts is no continuation
+  const last = state.messages[state.messages.length - 1];
+  return last?.role === 'assistant' && (run.steering?.size() ?? 0) === 0 ? messagesOf(takeQueued(run.followUp)) : NONE;
 }
 
 function some<T>(list: readonly T[] | undefined): list is readonly T[] {

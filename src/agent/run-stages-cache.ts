@@ -1,79 +1,85 @@
 import type { LoopStage } from '../operators/loop-state.js';
 import type { Provider } from '../types/provider.js';
 import type { AnyTool } from '../types/tool.js';
-import { MessageQueue } from '../sources/queues.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 
 /**
- * The composed stages of a run, kept per config object so that the runs of one config share one
- * composition. Everything a run has of its own (ids, prompts, what triggers its first turn) rides on
- * its state (`LoopState.run`), and the stages that keep something per run (the views of its
- * messages, its tool dispatch, where its model chain stands) key it by that; so the composition is
- * a function of the config, the context's tools and system prompt, and the provider.
+ * The composed stages of a run, kept so that runs of equal configs share one composition.
+ * Everything a run has of its own (ids, prompts, the trigger of its first turn, its abort signal,
+ * steering and follow-up queues and call cancellations) rides on its state (`LoopState.run`), and
+ * the stages that keep something per run (the views of its messages, its tool dispatch, where its
+ * model chain stands) key it by that; so the composition is a function of the config's other
+ * fields, the context's tools and system prompt, and the provider.
  *
- * Building it costs a run ~15 KB of closures and option objects that live as long as the run: with
+ * Building it costs a run ~10 KB of closures and option objects that live as long as the run: with
  * hundreds of runs interleaved, that is what the young generation copies and promotes.
  *
- * A composition is used again only for what it was built from: the same config object with the
- * same fields (compared one by one: a field set anew is seen), the same tools array holding the same
- * tools (each with the same name, description and parameters), the same system prompt and the same
- * provider. A config is kept from its second run on (a config made for one run keeps nothing). A
- * config whose steering is a function gets a composition per run (its steering inbox keeps per run
- * what the function handed over).
+ * A composition serves a run whose config has the same fields in the same order, each the same value
+ * (the same object: a field set anew is seen; `signal`, `steering`, `followUp` and
+ * `cancelToolCalls` only need to be set alike, their values are the run's), the same tools array
+ * holding the same tools (each with the same name, description and parameters), the same system
+ * prompt and the same provider. So a config object per run — a server's `{ ...base, signal }`, or a
+ * `BasicAgent`'s — shares too. Up to {@link KEPT_PER_PROVIDER} compositions are kept per provider,
+ * the newest first.
  */
-export function cachedRunStages(context: AgentContext, config: AgentLoopConfig, provider: Provider, build: () => LoopStage): LoopStage {
-  if (config.steering !== undefined && !(config.steering instanceof MessageQueue)) return build();
-  const kept = compositions.get(config);
-  // A config's first run only marks it: a config made for one run (a per-run spread) keeps nothing more.
-  if (kept === undefined) {
-    compositions.set(config, SEEN);
-    return build();
+export function cachedRunStages(
+  context: AgentContext, config: AgentLoopConfig, provider: Provider, build: (tools: readonly AnyTool[]) => LoopStage,
+): LoopStage {
+  const kept = compositions.get(provider);
+  if (kept) {
+    for (let i = 0; i < kept.length; i++) {
+      const entry = kept[i]!;
+      if (entry.fits(context, config)) return entry.stage;
+    }
   }
-  for (const entry of kept) if (entry.fits(context, config, provider)) return entry.stage;
-  const entry = new Composition(context, config, provider, build());
-  if (kept === SEEN) compositions.set(config, [entry]);
+  // The composition's own copy of the tools: changing the array in place later changes no composition.
+  const tools = context.tools.slice();
+  const entry = new Composition(tools, context.systemPrompt, config, build(tools));
+  if (!kept) compositions.set(provider, [entry]);
   else {
     kept.unshift(entry);
-    if (kept.length > KEPT_PER_CONFIG) kept.length = KEPT_PER_CONFIG;
+    if (kept.length > KEPT_PER_PROVIDER) kept.length = KEPT_PER_PROVIDER;
   }
   return entry.stage;
 }
 
-/** Compositions kept per config (one per tools array and system prompt it is run with), newest first. */
-const KEPT_PER_CONFIG = 4;
+/** Compositions kept per provider (one per config, tools array and system prompt it is run with), newest first. */
+const KEPT_PER_PROVIDER = 8;
 
-/** Compositions kept per config; `SEEN` for a config that has run once (kept from its second run on). */
-const compositions = new WeakMap<AgentLoopConfig, Composition[]>();
-const SEEN: Composition[] = [];
+const compositions = new WeakMap<Provider, Composition[]>();
+
+/** The config fields a run takes as its own (`RunInfo`): compositions compare whether they are set, not their values. */
+const RUN_FIELDS = new Set<string>(['signal', 'steering', 'followUp', 'cancelToolCalls']);
+
+/** Stands for a run field that is set. */
+const SET = Symbol('set');
 
 /** A composition and what it was built from. */
 class Composition {
-  private readonly keys: string[];
-  private readonly values: unknown[];
-  private readonly toolList: readonly AnyTool[];
+  private readonly keys: string[] = [];
+  private readonly values: unknown[] = [];
   /** Each tool, its name, description and parameters, in order. */
   private readonly toolFields: unknown[];
-  private readonly systemPrompt: string;
 
   constructor(
-    context: AgentContext,
+    tools: readonly AnyTool[],
+    private readonly systemPrompt: string,
     config: AgentLoopConfig,
-    private readonly provider: Provider,
     readonly stage: LoopStage,
   ) {
-    this.keys = Object.keys(config);
-    this.values = this.keys.map((k) => config[k as keyof AgentLoopConfig]);
-    this.toolList = context.tools;
-    this.toolFields = fieldsOf(context.tools);
-    this.systemPrompt = context.systemPrompt;
+    for (const key in config) {
+      this.keys.push(key);
+      this.values.push(valueOf(config, key));
+    }
+    this.toolFields = fieldsOf(tools);
   }
 
-  fits(context: AgentContext, config: AgentLoopConfig, provider: Provider): boolean {
-    if (provider !== this.provider || context.tools !== this.toolList || context.systemPrompt !== this.systemPrompt) return false;
+  fits(context: AgentContext, config: AgentLoopConfig): boolean {
+    if (context.systemPrompt !== this.systemPrompt) return false;
     const { keys, values } = this;
     let count = 0;
     for (const key in config) {
-      if (count >= keys.length || key !== keys[count] || config[key as keyof AgentLoopConfig] !== values[count]) return false;
+      if (count >= keys.length || key !== keys[count] || valueOf(config, key) !== values[count]) return false;
       count++;
     }
     if (count !== keys.length) return false;
@@ -86,6 +92,12 @@ class Composition {
     }
     return true;
   }
+}
+
+/** A config field's value as a composition compares it: a run field only as set or not. */
+function valueOf(config: AgentLoopConfig, key: string): unknown {
+  const value = config[key as keyof AgentLoopConfig];
+  return RUN_FIELDS.has(key) && value !== undefined ? SET : value;
 }
 
 function fieldsOf(tools: readonly AnyTool[]): unknown[] {

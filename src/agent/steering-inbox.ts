@@ -1,7 +1,8 @@
-import { NEVER } from 'rxjs';
+import { NEVER, type Observable } from 'rxjs';
 import type { SteeringPolicy } from '../types/config.js';
 import { MessageQueue, type MessageSource, type QueuedMessage } from '../sources/queues.js';
-import type { SteeringCheck } from '../operators/dispatch-tools.js';
+import type { RunSteering } from '../operators/loop-state.js';
+import type { AgentMessage } from '../types/message.js';
 
 const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, interrupt: 2 };
 
@@ -10,13 +11,17 @@ const POLICY_STRENGTH: Record<SteeringPolicy, number> = { wait: 0, skip: 1, inte
  * in force, and taking what is queued. A function source is asked once per look; what it handed
  * over waits in a buffer until taken.
  */
-export class SteeringInbox {
+export class SteeringInbox implements RunSteering {
   private readonly buffer: QueuedMessage[] = [];
+  /** Fires when a steering message arrives (a queue's additions; a function source never fires). */
+  readonly arrivals$: Observable<unknown>;
 
   constructor(
     private readonly source: MessageSource | undefined,
     private readonly defaultPolicy: SteeringPolicy = 'skip',
-  ) {}
+  ) {
+    this.arrivals$ = source instanceof MessageQueue ? source.added$ : NEVER;
+  }
 
   /** Is a steering message waiting? */
   pending(): boolean {
@@ -25,6 +30,11 @@ export class SteeringInbox {
     if (source instanceof MessageQueue) return source.size > 0 || this.buffer.length > 0;
     this.buffer.push(...source().map((message) => ({ message })));
     return this.buffer.length > 0;
+  }
+
+  /** How many messages wait in a queue source (a function source: 0, it cannot be asked without taking). */
+  size(): number {
+    return queuedSize(this.source);
   }
 
   /** The strongest policy any queued message asks for; the agent's policy when none asks. */
@@ -37,18 +47,15 @@ export class SteeringInbox {
     return explicit ?? this.defaultPolicy;
   }
 
-  /** Everything queued now (the buffer first). */
-  take(): QueuedMessage[] {
+  /** The messages of everything queued now (the buffer first). */
+  take(): readonly AgentMessage[] {
     const queued = takeQueued(this.source);
-    return this.buffer.length === 0 ? queued : [...this.buffer.splice(0), ...queued];
-  }
-
-  /** What `dispatchTools` reads at its checkpoints. */
-  check(): SteeringCheck {
-    const source = this.source;
-    return { pending: () => this.pending(), policy: () => this.policy(), arrivals$: source instanceof MessageQueue ? source.added$ : NEVER };
+    const taken = this.buffer.length === 0 ? queued : [...this.buffer.splice(0), ...queued];
+    return taken.length === 0 ? NONE : taken.map((q) => q.message);
   }
 }
+
+const NONE: readonly AgentMessage[] = [];
 
 /** How many messages a queue holds (a function source: 0, it cannot be asked without taking). */
 export function queuedSize(source: MessageSource | undefined): number {

@@ -27,7 +27,7 @@ export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 't
   context?: MonoTypeOperatorFunction<AgentMessage[]>;
   /** Resolves the API key for each call (default `apiKey`). A failure emits a HookError and uses `apiKey`. */
   getApiKey?(model: ModelConfig): HookResult<string | undefined>;
-  /** Handed to `asyncTransformContext`. */
+  /** Handed to `asyncTransformContext` (default: the state's `run.signal`). */
   signal?: AbortSignal;
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
@@ -93,7 +93,7 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
       const safely = <T>(hook: string, call: () => HookResult<T>, fallback: T): Observable<T> =>
         callHookSafely<T>(call, fallback, (e) => failures.push(hookError(hook, state.loopId, errorMessage(e), scheduler.now())));
       let messages$: Observable<AgentMessage[]> = of(state.messages.slice());
-      if (asyncTransformContext) messages$ = messages$.pipe(concatMap((m) => safely('asyncTransformContext', () => asyncTransformContext(m, signal), m)));
+      if (asyncTransformContext) messages$ = messages$.pipe(concatMap((m) => safely('asyncTransformContext', () => asyncTransformContext(m, signal ?? state.run?.signal), m)));
       if (transformContext) messages$ = messages$.pipe(concatMap((m) => safely('transformContext', () => transformContext(m), m)));
       if (context) messages$ = messages$.pipe(context);
       return messages$.pipe(

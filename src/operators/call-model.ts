@@ -20,7 +20,7 @@ export interface CallModelOptions {
   random?: () => number;
   /** Clock for timestamps and retry delays (default asyncScheduler). */
   scheduler?: SchedulerLike;
-  /** Handed to the provider; aborting it also cuts the stream (the state then has no `assistant`). */
+  /** Handed to the provider; aborting it also cuts the stream (the state then has no `assistant`). Default: the state's `run.signal`. */
   signal?: AbortSignal;
   /** Applied to the provider's raw stream, before retries (a circuit breaker, a log ...). */
   providerStream?: MonoTypeOperatorFunction<StreamEvent>;
@@ -108,6 +108,9 @@ class ModelCall {
   private index = 0;
   private readonly events: MessageEvents;
   private readonly resume: RetryResumer | undefined;
+  /** The stage's signal, else the run's; and what the provider is handed with it. */
+  private readonly signal: AbortSignal | undefined;
+  private readonly providerOptions: ProviderOptions;
 
   constructor(
     private readonly setup: CallSetup,
@@ -118,11 +121,14 @@ class ModelCall {
     if (setup.events?.loopId !== state.loopId) setup.events = { loopId: state.loopId, now: setup.now };
     this.events = new MessageEvents(setup.events, this);
     this.resume = setup.resuming ? new RetryResumer(this.events) : undefined;
+    const runSignal = setup.options.signal === undefined ? state.run?.signal : undefined;
+    this.signal = runSignal ?? setup.options.signal;
+    this.providerOptions = runSignal ? { signal: runSignal, scheduler: setup.scheduler } : setup.providerOptions;
   }
 
   start(): () => void {
     // An abort cuts the stream (or the wait for a retry): the state then has no `assistant`.
-    const signal = this.setup.options.signal;
+    const signal = this.signal;
     if (signal && !signal.aborted) {
       this.stopWaiting = onAbort(signal, () => {
         this.cut();
@@ -151,7 +157,8 @@ class ModelCall {
 
   private attempt(): void {
     this.resume?.attempt();
-    const { options, providerOptions } = this.setup;
+    const { options } = this.setup;
+    const providerOptions = this.providerOptions;
     // A stream operator of the user's sees the guarded stream; without one, each event is checked here.
     this.checked = !options.providerStream;
     this.index = 0;

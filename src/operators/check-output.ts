@@ -3,13 +3,13 @@ import type { AgentMessage, AssistantMessage, UserMessage } from '../types/messa
 import {
   type OutputIssue, type OutputSchema, type OutputSpec, type OutputValidation, outputSpecOf,
 } from '../agent/output-spec.js';
-import { type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { type LoopStage, loopStage, type LoopState, signalOf } from './loop-state.js';
 import { stateWith } from './state-with.js';
 
 export interface CheckOutputOptions {
   /** Clock for the corrective message's timestamp (default asyncScheduler). */
   scheduler?: SchedulerLike;
-  /** The caller's abort signal: an aborted run's answer is not checked. */
+  /** The caller's abort signal: an aborted run's answer is not checked (default: the state's `run.signal`). */
   signal?: AbortSignal;
 }
 
@@ -39,7 +39,7 @@ export function checkOutput(output: OutputSchema, options: CheckOutputOptions = 
   const spec = outputSpecOf(output);
   const scheduler = options.scheduler ?? asyncScheduler;
   return loopStage((state) => {
-    if (!endedByItself(state, options.signal) || state.output?.status === 'valid' || state.output?.status === 'invalid') return state;
+    if (!endedByItself(state, signalOf(options, state)) || state.output?.status === 'valid' || state.output?.status === 'invalid') return state;
     const text = answerText(state.messages);
     const verdict = (result: OutputValidation<unknown>): LoopState => {
       if (!result.issues) return stateWith(state, { output: { status: 'valid', value: result.value } });

@@ -3,19 +3,19 @@ import type { AgentMessage } from '../types/message.js';
 import type { InputFilter, PolicyVerdict, PostLoopPolicy } from '../types/hooks.js';
 import { askHook } from './ask-hook.js';
 import { admitQueued } from './inject-queued.js';
-import { asObservable, isLoopState, type LoopStage, loopStage, type LoopState, type StepOutputs } from './loop-state.js';
+import { asObservable, isLoopState, type LoopStage, loopStage, type LoopState, type StepOutputs, signalOf } from './loop-state.js';
 import { stateWith } from './state-with.js';
 
 export interface DecideNextOptions {
   /** Whether steering waits to be taken (it asks for another turn). */
-  steeringPending?(): boolean;
+  steeringPending?(state: LoopState): boolean;
   /** Takes the queued follow-ups, asked only when nothing else asks for a turn. */
   followUp?(state: LoopState): readonly AgentMessage[];
   /** Checked on every follow-up; a refused one is announced (`InputRejected`) and dropped. */
   filters?: readonly InputFilter[];
   /** Asked, one after the other, when the run would end: `inject` queues messages for another turn, `stop` ends it. */
   postLoop?: readonly PostLoopPolicy[];
-  /** The caller's abort signal: once aborted, the run ends (`aborted`). */
+  /** The caller's abort signal: once aborted, the run ends (`aborted`) (default: the state's `run.signal`). */
   signal?: AbortSignal;
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
@@ -61,10 +61,10 @@ export function decideNext(options: DecideNextOptions = {}): LoopStage {
   const afterPolicies = (state: LoopState): LoopState => (state.ended || state.pending.length > 0 ? state : end(state));
   const settle = (state: LoopState): StepOutputs => (state.pending.length > 0 ? state : then(ask(0, state), afterPolicies));
   return loopStage((state) => {
-    if (options.signal?.aborted && !state.ended) return stateWith(state, { ended: 'aborted' });
+    if (signalOf(options, state)?.aborted && !state.ended) return stateWith(state, { ended: 'aborted' });
     if (state.ended) return state;
     if (state.stopRequested !== undefined) return end(state);
-    if ((state.toolResults?.length ?? 0) > 0 || state.pending.length > 0 || options.steeringPending?.()) return state;
+    if ((state.toolResults?.length ?? 0) > 0 || state.pending.length > 0 || options.steeringPending?.(state)) return state;
     const followUps = options.followUp?.(state) ?? [];
     const admitted = admitQueued(state, followUps, filters, scheduler);
     return then(admitted, settle);

@@ -4,12 +4,12 @@ import type { LoopHooks } from '../types/hooks.js';
 import { Usage } from '../types/usage.js';
 import { askHook } from './ask-hook.js';
 import { outputFields } from '../agent/output-spec.js';
-import { type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { type LoopStage, loopStage, type LoopState, signalOf } from './loop-state.js';
 
 export interface EndRunOptions {
   /** Called after AgentEnd with the run's new messages and usage; a failure emits a HookError. */
   afterLoop?: LoopHooks['afterLoop'];
-  /** The caller's abort signal: when aborted, the run ends as `aborted` whatever else ended it. */
+  /** The caller's abort signal: when aborted, the run ends as `aborted` whatever else ended it (default: the state's `run.signal`). */
   signal?: AbortSignal;
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
@@ -35,7 +35,7 @@ export function endRun(options: EndRunOptions = {}): LoopStage {
   const scheduler = options.scheduler ?? asyncScheduler;
   const { afterLoop } = options;
   return loopStage((state) => {
-    const end = agentEnd(state, options.signal, scheduler.now());
+    const end = agentEnd(state, signalOf(options, state), scheduler.now());
     if (!afterLoop) return [end, state];
     const usage = state.usage ?? Usage.empty();
     return concat(of(end), askHook<void>('afterLoop', state.loopId, () => afterLoop(state.newMessages ?? [], usage), undefined, scheduler, () => state));

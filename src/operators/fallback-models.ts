@@ -7,7 +7,7 @@ import { errorMessage, isProviderError, ProviderError } from '../types/errors.js
 import { callHookSafely } from '../sources/hook-result.js';
 import { callModel, type CallModelOptions } from './call-model.js';
 import { failureText, isCut } from './settle-call.js';
-import { isLoopState, type LoopStage, type LoopState, type RunInfo, stateByState } from './loop-state.js';
+import { isLoopState, type LoopStage, type LoopState, type RunInfo, stateByState, signalOf } from './loop-state.js';
 import { stateWith } from './state-with.js';
 
 /** One model of a fallback chain, with the Provider that serves it. */
@@ -121,7 +121,7 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
             return;
           }
           const error = output.failure?.error;
-          const reason = error === undefined || isCut(error, options.signal) ? undefined : fallbackReason(error);
+          const reason = error === undefined || isCut(error, signalOf(options, state)) ? undefined : fallbackReason(error);
           if (error !== undefined) failures.push(`${modelName(models[index]!.model)}: ${failureText(error)}`);
           if (reason && index + 1 < models.length && (reason !== 'contextOverflow' || overflowFallsBack(output))) {
             shown = output.partial ?? shown;

@@ -5,6 +5,9 @@ import type { StreamRequest } from '../types/provider.js';
 import type { Usage } from '../types/usage.js';
 import type { OutputOutcome } from '../agent/output-spec.js';
 import type { ContinuationKind, TurnTrigger } from '../types/config.js';
+import type { MessageSource } from '../sources/queues.js';
+import type { ToolCallCancel } from './cancel-tool-calls.js';
+import type { SteeringCheck } from './dispatch-tools.js';
 import { copyState, StateRecord } from './state-with.js';
 
 /**
@@ -76,6 +79,27 @@ export interface RunInfo {
   readonly prompts?: readonly AgentMessage[];
   /** What the run's first turn is triggered by (`startTurn`'s `TurnStart.triggeredBy` for turn 0). */
   readonly firstTrigger: TurnTrigger;
+  /** The run's abort signal: what the stages whose options name none watch. */
+  readonly signal?: AbortSignal;
+  /** The run's steering, as its checkpoints read it (`agentLoop`'s `takeSteering`, `decideNext` and tool dispatch). */
+  readonly steering?: RunSteering;
+  /** Where the run's follow-ups wait (`agentLoop`'s `decideNext`). */
+  readonly followUp?: MessageSource;
+  /** Cancels single tool calls of the run by id (`runToolCalls` without a `cancel$` of its own). */
+  readonly cancelToolCalls?: Observable<string | ToolCallCancel>;
+}
+
+/** A run's steering: what its checkpoints ask and take. */
+export interface RunSteering extends SteeringCheck {
+  /** Takes everything queued now. */
+  take(): readonly AgentMessage[];
+  /** How many messages wait in a queue (a function source: 0, it cannot be asked without taking). */
+  size(): number;
+}
+
+/** The abort signal a stage watches: its own option's, else the run's (`state.run.signal`). */
+export function signalOf(options: { readonly signal?: AbortSignal }, state: LoopState): AbortSignal | undefined {
+  return options.signal ?? state.run?.signal;
 }
 
 /** What a stage emits: the events it caused, in order, then the state it leaves. */

@@ -2,10 +2,10 @@ import { asyncScheduler, type SchedulerLike } from 'rxjs';
 import type { LoopHooks } from '../types/hooks.js';
 import { askHook } from './ask-hook.js';
 import { failureText, isCut } from './settle-call.js';
-import { type LoopStage, loopStage } from './loop-state.js';
+import { type LoopStage, loopStage, signalOf } from './loop-state.js';
 
 export interface OnErrorHookOptions {
-  /** The caller's abort signal: a call cut by it is not an error to report. */
+  /** The caller's abort signal: a call cut by it is not an error to report (default: the state's `run.signal`). */
   signal?: AbortSignal;
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
@@ -32,7 +32,7 @@ export function onErrorHook(hook: NonNullable<LoopHooks['onError']>, options: On
   const scheduler = options.scheduler ?? asyncScheduler;
   return loopStage((state) => {
     const failure = state.failure;
-    if (!failure || state.assistant?.stopReason !== 'error' || isCut(failure.error, options.signal)) return state;
+    if (!failure || state.assistant?.stopReason !== 'error' || isCut(failure.error, signalOf(options, state))) return state;
     return askHook<void>('onError', state.loopId, () => hook(failureText(failure.error), failure.error), undefined, scheduler, () => state);
   });
 }

@@ -1,8 +1,8 @@
-import { type LoopStage, loopStage, recordInto } from './loop-state.js';
+import { type LoopStage, loopStage, recordInto, signalOf } from './loop-state.js';
 import { copyState } from './state-with.js';
 
 export interface RecordToolResultsOptions {
-  /** The caller's abort signal: results recorded after it was aborted end the run as `aborted`. */
+  /** The caller's abort signal: results recorded after it was aborted end the run as `aborted` (default: the state's `run.signal`). */
   signal?: AbortSignal;
 }
 
@@ -28,7 +28,7 @@ export function recordToolResults(options: RecordToolResultsOptions = {}): LoopS
     const results = state.toolResults;
     if (!results || results.length === 0) return state;
     const next = recordInto(copyState(state), results);
-    if (options.signal?.aborted && !next.ended) next.ended = 'aborted';
+    if (signalOf(options, state)?.aborted && !next.ended) next.ended = 'aborted';
     return next;
   });
 }

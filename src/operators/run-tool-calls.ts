@@ -22,6 +22,9 @@ export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId'
  * no assistant message, or one that ended in `error` or `guardRail`, or with no calls, passes
  * through untouched.
  *
+ * The run's signal, steering and call cancellations (`state.run`) are used where the options name
+ * none: one stage serves every run.
+ *
  * Contract: per input state, the tools' lifecycle events, then the state with `toolResults` set,
  * messages a pre-dispatch policy injected appended to `pending`, and `stopRequested` if one said
  * stop. The results are not added to `messages`: the loop records them.
@@ -48,7 +51,7 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
     const { loopId, run } = state;
     if (run !== undefined) {
       let dispatcher = byRun.get(run);
-      if (dispatcher === undefined && !byRun.has(run)) byRun.set(run, (dispatcher = directDispatch(Object.assign({}, dispatch, { loopId, now }))));
+      if (dispatcher === undefined && !byRun.has(run)) byRun.set(run, (dispatcher = directDispatch(Object.assign({}, dispatch, { loopId, now }, fromRun(dispatch, run)))));
       return dispatcher;
     }
     if (direct?.loopId !== loopId) direct = { loopId, run: directDispatch(Object.assign({}, dispatch, { loopId, now })) };
@@ -97,7 +100,7 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
     if (run) return run(calls, events);
     const subscription = from(calls).pipe(
       truncated ? identity : (toolCalls ?? identity),
-      dispatchTools(Object.assign({}, dispatch, {
+      dispatchTools(Object.assign({}, dispatch, state.run && fromRun(dispatch, state.run), {
         loopId: state.loopId,
         now,
         preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (dispatch.preDispatch ?? []),
@@ -108,6 +111,15 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
     ).subscribe(events);
     return () => subscription.unsubscribe();
   });
+}
+
+/** What a dispatch takes from its run (`state.run`) where the stage's options name nothing: the signal, steering and call cancellations. */
+function fromRun(options: Pick<DispatchToolsOptions, 'signal' | 'steering' | 'cancel$'>, run: RunInfo): Pick<DispatchToolsOptions, 'signal' | 'steering' | 'cancel$'> {
+  const taken: Pick<DispatchToolsOptions, 'signal' | 'steering' | 'cancel$'> = {};
+  if (options.signal === undefined && run.signal !== undefined) taken.signal = run.signal;
+  if (options.steering === undefined && run.steering !== undefined) taken.steering = run.steering;
+  if (options.cancel$ === undefined && run.cancelToolCalls !== undefined) taken.cancel$ = run.cancelToolCalls;
+  return taken;
 }
 
 /** Puts a result at the position of the first call with its id that has none yet. */

@@ -3,13 +3,13 @@ import type { AgentEvent } from '../types/events.js';
 import { type AssistantMessage, type StopReason, withTurnId } from '../types/message.js';
 import { errorMessage, isProviderError } from '../types/errors.js';
 import { Usage } from '../types/usage.js';
-import { type LoopOutput, type LoopStage, loopStage, type LoopState } from './loop-state.js';
+import { type LoopOutput, type LoopStage, loopStage, type LoopState, signalOf } from './loop-state.js';
 import { stateWith } from './state-with.js';
 
 export interface SettleCallOptions {
   /** The model asked, named on a message made when the stream left no partial (unless the failure names the model it went to). */
   model: { readonly id: string; readonly provider: string };
-  /** The caller's abort signal: a call cut by it settles as `aborted`. */
+  /** The caller's abort signal: a call cut by it settles as `aborted` (default: the state's `run.signal`). */
   signal?: AbortSignal;
   /** Clock for the events' timestamps (default asyncScheduler). */
   scheduler?: SchedulerLike;
@@ -66,10 +66,11 @@ function closedPartial(state: LoopState, options: SettleCallOptions, now: number
   const failure = state.failure;
   let stopReason: StopReason = 'error';
   let text = 'other: the provider stream completed without a final message';
-  if (options.signal?.aborted) {
+  const signal = signalOf(options, state);
+  if (signal?.aborted) {
     stopReason = 'aborted';
     text = 'Aborted by the caller.';
-  } else if (failure && !isCut(failure.error, options.signal)) {
+  } else if (failure && !isCut(failure.error, signal)) {
     text = failureText(failure.error);
   }
   const p = state.partial;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { asyncScheduler } from 'rxjs';
 import { z } from 'zod';
 import {
-  agentLoop, agentLoopContinue, defineTool, MessageQueue, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type AnyTool,
+  agentLoop, agentLoopContinue, BasicAgent, defineTool, MessageQueue, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type AnyTool,
 } from '../../src/index.js';
 import { scriptedProvider } from '../../src/testing/index.js';
 import type { StreamRequest } from '../../src/types/provider.js';
@@ -122,5 +123,61 @@ describe('agentLoop: the runs of one config share its stages', () => {
     expect(asksAfter[0]).toBeGreaterThan(0);
     expect(asksAfter[1]).toBeGreaterThan(asksAfter[0]!);
     expect(handed.filter((t) => t.includes('note'))).toHaveLength(2); // nothing it handed over was lost
+  });
+
+  it('runs whose configs differ only in their signal share a composition and abort alone: one aborted, the other runs to its end', () => {
+    const ends: Record<string, string> = {};
+    testScheduler().run(({ flush }) => {
+      const base: AgentLoopConfig = { model, provider: conversational([], 5), retry: false };
+      const controllers = [new AbortController(), new AbortController()];
+      controllers.forEach((controller, n) => {
+        agentLoop(`q${n}`, runContext(n), { ...base, signal: controller.signal }).subscribe((e) => {
+          if (e.type === 'AgentEnd') ends[e.loopId] = e.stopReason;
+        });
+      });
+      asyncScheduler.schedule(() => controllers[0]!.abort(), 12); // virtual time, mid-stream
+      flush();
+    });
+    expect(ends).toEqual({ 'loop-0': 'aborted', 'loop-1': 'stop' });
+  });
+
+  it('BasicAgents built from one set of options keep their own steering, follow-ups and cancellations', async () => {
+    const requests: StreamRequest[] = [];
+    let started = 0;
+    let bothStarted: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (bothStarted = resolve));
+    const slow = defineTool({ name: 'slow', description: 'Waits', parameters: z.object({}), execute: (_a, { signal }) => new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => resolve('slow done'), 100);
+      signal?.addEventListener('abort', () => { clearTimeout(timer); reject(new Error('cancelled')); });
+      if (++started === 2) bothStarted();
+    }) });
+    const options = {
+      model, retry: false as const, tools: [addTool, slow],
+      provider: scriptedProvider(Array.from({ length: 20 }, () => (request: StreamRequest) => {
+        requests.push(request);
+        const turn = request.messages.filter((m) => m.role === 'assistant').length;
+        const text = JSON.stringify(request.messages);
+        const who = text.includes('from A') ? 'A' : 'B';
+        return turn === 0 ? { toolCalls: [{ name: 'slow', arguments: {}, id: `slow-${who}` }] } : { text: `answer ${turn} for ${who}` };
+      })),
+    };
+    const a = new BasicAgent(options);
+    const b = new BasicAgent(options);
+    const runA = a.run('from A');
+    const runB = b.run('from B');
+    a.steer('steer A');
+    b.followUp('follow B');
+    await running;
+    expect(a.cancelToolCall('slow-A')).toBe(true);
+    await Promise.all([runA, runB]);
+    const textsOf = (agent: BasicAgent) => JSON.stringify(agent.messages);
+    expect(textsOf(a)).toContain('steer A');
+    expect(textsOf(a)).not.toContain('follow B');
+    expect(textsOf(b)).toContain('follow B');
+    expect(textsOf(b)).not.toContain('steer A');
+    // A's call was cancelled, B's ran to its end.
+    const resultOf = (agent: BasicAgent, id: string) => agent.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id);
+    expect(resultOf(a, 'slow-A')).toMatchObject({ isError: true });
+    expect(JSON.stringify(resultOf(b, 'slow-B'))).toContain('slow done');
   });
 });
