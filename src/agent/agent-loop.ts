@@ -111,13 +111,13 @@ export function runLoop(
   return end;
 }
 
-/** The run's state as it starts: the context's messages, and what the run is (`run`: ids, prompts, first trigger). */
+/** The run's state as it starts: the context's messages, and what the run is and is given (`run`: ids, prompts, first trigger, signal, queues, cancellations, approval). */
 function startState(context: AgentContext, config: AgentLoopConfig, setup: RunSetup): LoopState {
   const run: RunInfo = {
     agentId: setup.agentId, sessionId: setup.sessionId, parentLoopId: context.parentLoopId, parentToolCallId: context.parentToolCallId,
     continuationKind: context.continuationKind, prompts: setup.prompts, firstTrigger: setup.firstTrigger,
     signal: config.signal, steering: config.steering && new SteeringInbox(config.steering, config.steeringPolicy),
-    followUp: config.followUp, cancelToolCalls: config.cancelToolCalls,
+    followUp: config.followUp, cancelToolCalls: config.cancelToolCalls, approval: config.approval,
   };
   return stateWith(loopState(setup.loopId, context.messages.slice(), NONE, run), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
 }
@@ -155,7 +155,7 @@ function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoop
   const call = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
   const dispatch = runToolCalls({
     tools, strategy: c.toolExecution ?? 'parallel', scheduler, preDispatch: policies.preDispatch ?? [],
-    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, approval: c.approval }),
+    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks }),
     ...defined({ toolResults: c.operators?.toolResults, toolCalls: c.operators?.toolCalls }),
   });
 

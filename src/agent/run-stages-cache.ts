@@ -6,7 +6,7 @@ import type { AgentContext, AgentLoopConfig } from './config.js';
 /**
  * The composed stages of a run, kept so that runs of equal configs share one composition.
  * Everything a run has of its own (ids, prompts, the trigger of its first turn, its abort signal,
- * steering and follow-up queues and call cancellations) rides on its state (`LoopState.run`), and
+ * steering and follow-up queues, call cancellations and approval) rides on its state (`LoopState.run`), and
  * the stages that keep something per run (the views of its messages, its tool dispatch, where its
  * model chain stands) key it by that; so the composition is a function of the config's other
  * fields, the context's tools and system prompt, and the provider.
@@ -15,12 +15,12 @@ import type { AgentContext, AgentLoopConfig } from './config.js';
  * hundreds of runs interleaved, that is what the young generation copies and promotes.
  *
  * A composition serves a run whose config has the same fields in the same order, each the same value
- * (the same object: a field set anew is seen; `signal`, `steering`, `followUp` and
- * `cancelToolCalls` only need to be set alike, their values are the run's), the same tools array
+ * (the same object: a field set anew is seen; `signal`, `steering`, `followUp`,
+ * `cancelToolCalls` and `approval` only need to be set alike, their values are the run's), the same tools array
  * holding the same tools (each with the same name, description and parameters), the same system
  * prompt and the same provider. So a config object per run — a server's `{ ...base, signal }`, or a
  * `BasicAgent`'s — shares too. Up to {@link KEPT_PER_PROVIDER} compositions are kept per provider,
- * the newest first.
+ * the most recently used first.
  */
 export function cachedRunStages(
   context: AgentContext, config: AgentLoopConfig, provider: Provider, build: (tools: readonly AnyTool[]) => LoopStage,
@@ -29,7 +29,9 @@ export function cachedRunStages(
   if (kept) {
     for (let i = 0; i < kept.length; i++) {
       const entry = kept[i]!;
-      if (entry.fits(context, config)) return entry.stage;
+      if (!entry.fits(context, config)) continue;
+      if (i > 0) kept.unshift(...kept.splice(i, 1)); // the most recently used first: the last to go
+      return entry.stage;
     }
   }
   // The composition's own copy of the tools: changing the array in place later changes no composition.
@@ -49,7 +51,7 @@ const KEPT_PER_PROVIDER = 8;
 const compositions = new WeakMap<Provider, Composition[]>();
 
 /** The config fields a run takes as its own (`RunInfo`): compositions compare whether they are set, not their values. */
-const RUN_FIELDS = new Set<string>(['signal', 'steering', 'followUp', 'cancelToolCalls']);
+const RUN_FIELDS = new Set<string>(['signal', 'steering', 'followUp', 'cancelToolCalls', 'approval']);
 
 /** Stands for a run field that is set. */
 const SET = Symbol('set');

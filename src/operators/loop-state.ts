@@ -8,6 +8,7 @@ import type { ContinuationKind, TurnTrigger } from '../types/config.js';
 import type { MessageSource } from '../sources/queues.js';
 import type { ToolCallCancel } from './cancel-tool-calls.js';
 import type { SteeringCheck } from './dispatch-tools.js';
+import type { ToolApprovalConfig } from './request-approval.js';
 import { copyState, StateRecord } from './state-with.js';
 
 /**
@@ -87,6 +88,8 @@ export interface RunInfo {
   readonly followUp?: MessageSource;
   /** Cancels single tool calls of the run by id (`runToolCalls` without a `cancel$` of its own). */
   readonly cancelToolCalls?: Observable<string | ToolCallCancel>;
+  /** Approval of the run's tool calls (`runToolCalls` without an `approval` of its own). */
+  readonly approval?: ToolApprovalConfig;
 }
 
 /** A run's steering: what its checkpoints ask and take. */

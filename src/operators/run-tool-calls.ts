@@ -22,8 +22,8 @@ export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId'
  * no assistant message, or one that ended in `error` or `guardRail`, or with no calls, passes
  * through untouched.
  *
- * The run's signal, steering and call cancellations (`state.run`) are used where the options name
- * none: one stage serves every run.
+ * The run's signal, steering, call cancellations and approval (`state.run`) are used where the
+ * options name none: one stage serves every run.
  *
  * Contract: per input state, the tools' lifecycle events, then the state with `toolResults` set,
  * messages a pre-dispatch policy injected appended to `pending`, and `stopRequested` if one said
@@ -113,12 +113,15 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
   });
 }
 
-/** What a dispatch takes from its run (`state.run`) where the stage's options name nothing: the signal, steering and call cancellations. */
-function fromRun(options: Pick<DispatchToolsOptions, 'signal' | 'steering' | 'cancel$'>, run: RunInfo): Pick<DispatchToolsOptions, 'signal' | 'steering' | 'cancel$'> {
-  const taken: Pick<DispatchToolsOptions, 'signal' | 'steering' | 'cancel$'> = {};
+type RunFields = Pick<DispatchToolsOptions, 'signal' | 'steering' | 'cancel$' | 'approval'>;
+
+/** What a dispatch takes from its run (`state.run`) where the stage's options name nothing: the signal, steering, call cancellations and approval. */
+function fromRun(options: RunFields, run: RunInfo): RunFields {
+  const taken: RunFields = {};
   if (options.signal === undefined && run.signal !== undefined) taken.signal = run.signal;
   if (options.steering === undefined && run.steering !== undefined) taken.steering = run.steering;
   if (options.cancel$ === undefined && run.cancelToolCalls !== undefined) taken.cancel$ = run.cancelToolCalls;
+  if (options.approval === undefined && run.approval !== undefined) taken.approval = run.approval;
   return taken;
 }
 

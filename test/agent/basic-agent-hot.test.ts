@@ -3,6 +3,8 @@ import { from as rxFrom, lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
 import { BasicAgent, defineTool, runToEnd, transcript, type AgentEvent, type Transcript } from '../../src/index.js';
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
+import { emptyAssistant, type AssistantMessage } from '../../src/types/message.js';
+import type { StreamEvent } from '../../src/types/provider.js';
 import { testScheduler } from './helpers.js';
 
 function agent(script: ScriptStep[]) {
@@ -95,6 +97,34 @@ describe('BasicAgent: hot where a UI needs it', () => {
       await new Promise<void>((resolve, reject) => a.prompt('again').subscribe({ next: check, error: reject, complete: resolve }));
       expect(a.state).toEqual(fold(events));
       expect(a.state.messages.at(-1)).toMatchObject({ role: 'assistant', content: [{ type: 'thinking' }, { type: 'text', text: 'a second run streams too' }] });
+    }
+  });
+
+  it('state read at any event equals the fold of the events when a provider\'s snapshots do not hold its deltas', async () => {
+    // A hand-written provider: its second delta's snapshot is stale (it lacks "cd"), the third's is right again.
+    const at = (text: string): AssistantMessage => ({ ...emptyAssistant('m', 'custom', 0), content: [{ type: 'text', text }] });
+    const stream: StreamEvent[] = [
+      { type: 'start', partial: emptyAssistant('m', 'custom', 0) },
+      { type: 'textDelta', contentIndex: 0, delta: 'ab', partial: at('ab') },
+      { type: 'textDelta', contentIndex: 0, delta: 'cd', partial: at('ab') },
+      { type: 'textDelta', contentIndex: 0, delta: 'ef', partial: at('abcdef') },
+      { type: 'textDelta', contentIndex: 0, delta: 'gh', partial: at('abcdefgh') },
+      { type: 'done', message: at('abcdefgh') },
+    ];
+    for (const every of [1, 2, 3, 1000]) {
+      const a = new BasicAgent({ model: scriptedModel(), provider: () => rxFrom(stream), retry: false });
+      const events: AgentEvent[] = [];
+      const read: Array<[string, Transcript, Transcript]> = [];
+      await new Promise<void>((resolve, reject) => a.prompt('hi').subscribe({
+        next: (e) => {
+          events.push(e);
+          if (events.length % every === 0) read.push([`read after event ${events.length} (${e.type}), every ${every}`, a.state, fold(events)]);
+        },
+        error: reject,
+        complete: resolve,
+      }));
+      for (const [when, state, expected] of read) expect(state, when).toEqual(expected);
+      expect(a.state).toEqual(fold(events));
     }
   });
 

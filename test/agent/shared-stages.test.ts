@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { asyncScheduler } from 'rxjs';
+import { asyncScheduler, filter, firstValueFrom } from 'rxjs';
 import { z } from 'zod';
 import {
   agentLoop, agentLoopContinue, BasicAgent, defineTool, MessageQueue, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type AnyTool,
@@ -179,5 +179,36 @@ describe('agentLoop: the runs of one config share its stages', () => {
     const resultOf = (agent: BasicAgent, id: string) => agent.messages.find((m) => m.role === 'toolResult' && m.toolCallId === id);
     expect(resultOf(a, 'slow-A')).toMatchObject({ isError: true });
     expect(JSON.stringify(resultOf(b, 'slow-B'))).toContain('slow done');
+  });
+
+  it('BasicAgents built from one set of options answer their own approvals', async () => {
+    const transfer = defineTool({
+      name: 'transfer', description: 'Moves money', parameters: z.object({ amount: z.number() }), needsApproval: true,
+      execute: ({ amount }) => `moved ${amount}`,
+    });
+    const options = {
+      model, retry: false as const, tools: [transfer],
+      provider: scriptedProvider(Array.from({ length: 6 }, () => (request: StreamRequest) => {
+        const who = JSON.stringify(request.messages).includes('from A') ? 'A' : 'B';
+        return request.messages.some((m) => m.role === 'toolResult') ? { text: `over for ${who}` } : { toolCalls: [{ name: 'transfer', arguments: { amount: 5 }, id: `pay-${who}` }] };
+      })),
+    };
+    const a = new BasicAgent(options);
+    const b = new BasicAgent(options);
+    const waiting = (agent: BasicAgent) => firstValueFrom(agent.events$.pipe(filter((e) => e.type === 'ToolApprovalRequested')));
+    const askedA = waiting(a);
+    const askedB = waiting(b);
+    const runA = a.run('from A');
+    const runB = b.run('from B');
+    await Promise.all([askedA, askedB]);
+    expect(a.pendingApprovals().map((p) => p.toolCallId)).toEqual(['pay-A']);
+    expect(b.pendingApprovals().map((p) => p.toolCallId)).toEqual(['pay-B']);
+    expect(() => a.approve('pay-B', { approved: true })).toThrow(/no tool call with this id is waiting/);
+    a.approve('pay-A', { approved: true });
+    b.approve('pay-B', { approved: false, reason: 'not today' });
+    await Promise.all([runA, runB]);
+    const resultOf = (agent: BasicAgent) => JSON.stringify(agent.messages.find((m) => m.role === 'toolResult'));
+    expect(resultOf(a)).toContain('moved 5');
+    expect(resultOf(b)).toContain('not today');
   });
 });
