@@ -143,13 +143,13 @@ describe('agentLoop: the runs of one config share its stages', () => {
 
   it('BasicAgents built from one set of options keep their own steering, follow-ups and cancellations', async () => {
     const requests: StreamRequest[] = [];
-    let started = 0;
+    // The tool waits until the test lets it finish (or its call is cancelled): no timer.
+    const finishers: Array<() => void> = [];
     let bothStarted: () => void = () => undefined;
     const running = new Promise<void>((resolve) => (bothStarted = resolve));
     const slow = defineTool({ name: 'slow', description: 'Waits', parameters: z.object({}), execute: (_a, { signal }) => new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => resolve('slow done'), 100);
-      signal?.addEventListener('abort', () => { clearTimeout(timer); reject(new Error('cancelled')); });
-      if (++started === 2) bothStarted();
+      signal?.addEventListener('abort', () => reject(new Error('cancelled')));
+      if (finishers.push(() => resolve('slow done')) === 2) bothStarted();
     }) });
     const options = {
       model, retry: false as const, tools: [addTool, slow],
@@ -169,6 +169,7 @@ describe('agentLoop: the runs of one config share its stages', () => {
     b.followUp('follow B');
     await running;
     expect(a.cancelToolCall('slow-A')).toBe(true);
+    for (const finish of finishers) finish(); // A's call is cancelled already: only B's finishes
     await Promise.all([runA, runB]);
     const textsOf = (agent: BasicAgent) => JSON.stringify(agent.messages);
     expect(textsOf(a)).toContain('steer A');
