@@ -26,10 +26,7 @@ const ignore = (): void => undefined;
  */
 export function loopStages(...optional: OptionalStage[]): DirectStage {
   const stages = optional.filter((s): s is LoopStage => typeof s === 'function');
-  return directStage((state, sink) => {
-    let index = 0;
-    return runFlat(state, sink, () => stages[index++]);
-  });
+  return directStage((state, sink) => new StageChain(stages, sink).start(state));
 }
 
 export interface RepeatTurnsOptions {
@@ -55,66 +52,112 @@ export interface RepeatTurnsOptions {
  */
 export function repeatTurns(turn: LoopStage, options: RepeatTurnsOptions = {}): DirectStage {
   const more = options.more ?? ((s: LoopState) => !s.ended && ((s.toolResults?.length ?? 0) > 0 || s.pending.length > 0));
-  return directStage((state, sink) => {
-    let started = false;
-    return runFlat(state, sink, (current) => {
-      if (started) {
-        if (!more(current)) return undefined;
-        sink.state(current);
-      }
-      started = true;
-      return turn;
-    });
-  });
+  return directStage((state, sink) => new TurnRepeat(turn, more, sink).start(state));
 }
 
 /**
  * Runs stage after stage on `sink`, each on the state the one before it left, while `nextStage`
  * names one; then `sink.done` gets the last state. A stage that settles synchronously is followed
- * by the next in a loop, not a nested call, so the stack stays flat. Returns the teardown.
+ * by the next in a loop, not a nested call, so the stack stays flat. The run is the sink of the
+ * stage it runs (one object per run of a chain, not a closure per callback: with hundreds of runs
+ * interleaved, what lives across a turn's awaits is what a scavenge copies).
  */
-function runFlat(state: LoopState, sink: StageSink, nextStage: (current: LoopState) => LoopStage | undefined): () => void {
-  let current = state;
-  let teardown: (() => void) | void = undefined;
-  let looping = false;
-  let settledInLoop = false;
-  let closed = false;
-  const advance = (): void => {
-    if (looping) {
-      settledInLoop = true;
+abstract class FlatRun implements StageSink {
+  readonly event: (event: AgentEvent) => void;
+  readonly error: (error: unknown) => void;
+  private current: LoopState | undefined;
+  private teardown: (() => void) | void = undefined;
+  private looping = false;
+  private settledInLoop = false;
+  private closed = false;
+
+  constructor(protected readonly sink: StageSink) {
+    this.event = sink.event;
+    this.error = sink.error;
+  }
+
+  /** The stage to run on `current` next; none: the run is done. */
+  protected abstract nextStage(current: LoopState): LoopStage | undefined;
+
+  /** Starts on `state`; returns the teardown. */
+  start(state: LoopState): () => void {
+    this.current = state;
+    this.advance();
+    return () => {
+      this.closed = true;
+      if (this.teardown) this.teardown();
+    };
+  }
+
+  /** A state along the way of the stage it runs is not this run's to hand on. */
+  state(): void {}
+
+  done(left: LoopState): void {
+    this.current = left;
+    this.advance();
+  }
+
+  private advance(): void {
+    if (this.looping) {
+      this.settledInLoop = true;
       return;
     }
-    looping = true;
+    this.looping = true;
     try {
-      while (!closed) {
-        const stage = nextStage(current);
+      while (!this.closed) {
+        const current = this.current!;
+        const stage = this.nextStage(current);
         if (!stage) {
-          closed = true;
-          return sink.done(current);
+          this.closed = true;
+          return this.sink.done(current);
         }
-        settledInLoop = false;
-        teardown = runStage(stage, current, step);
+        this.settledInLoop = false;
+        this.teardown = runStage(stage, current, this);
         // Still running: its `done` calls advance() again.
-        if (!settledInLoop) return;
+        if (!this.settledInLoop) return;
       }
     } finally {
-      looping = false;
+      this.looping = false;
     }
-  };
-  const step: StageSink = {
-    event: sink.event,
-    state: ignore,
-    error: sink.error,
-    done: (left) => {
-      current = left;
-      advance();
-    },
-  };
-  advance();
-  return () => {
-    closed = true;
-    if (teardown) teardown();
-  };
+  }
+}
+
+/** `loopStages`' run: its stages, one after the other. */
+class StageChain extends FlatRun {
+  private index = 0;
+
+  constructor(
+    private readonly stages: readonly LoopStage[],
+    sink: StageSink,
+  ) {
+    super(sink);
+  }
+
+  protected nextStage(): LoopStage | undefined {
+    return this.stages[this.index++];
+  }
+}
+
+/** `repeatTurns`' run: the turn, again while `more` says so (each state between turns handed on). */
+class TurnRepeat extends FlatRun {
+  private started = false;
+
+  constructor(
+    private readonly turn: LoopStage,
+    private readonly more: (state: LoopState) => boolean,
+    sink: StageSink,
+  ) {
+    super(sink);
+  }
+
+  protected nextStage(current: LoopState): LoopStage | undefined {
+    if (this.started) {
+      if (!this.more(current)) return undefined;
+      this.sink.state(current);
+    }
+    this.started = true;
+    return this.turn;
+  }
 }
 
 /**
