@@ -20,7 +20,8 @@ import type { AgentContext, AgentLoopConfig } from './config.js';
  * holding the same tools (each with the same name, description and parameters), the same system
  * prompt and the same provider. So a config object per run — a server's `{ ...base, signal }`, or a
  * `BasicAgent`'s — shares too. Up to {@link KEPT_PER_PROVIDER} compositions are kept per provider,
- * the most recently used first.
+ * the most recently used first, and of those only one that no later run has used (a config made anew
+ * for every run with values of its own keeps one run's values alive, not eight).
  */
 export function cachedRunStages(
   context: AgentContext, config: AgentLoopConfig, provider: Provider, build: (tools: readonly AnyTool[]) => LoopStage,
@@ -30,6 +31,7 @@ export function cachedRunStages(
     for (let i = 0; i < kept.length; i++) {
       const entry = kept[i]!;
       if (!entry.fits(context, config)) continue;
+      entry.used = true;
       if (i > 0) kept.unshift(...kept.splice(i, 1)); // the most recently used first: the last to go
       return entry.stage;
     }
@@ -39,6 +41,10 @@ export function cachedRunStages(
   const entry = new Composition(tools, context.systemPrompt, config, build(tools));
   if (!kept) compositions.set(provider, [entry]);
   else {
+    // One composition that no run used again is kept at a time: configs made anew for every run (a hook
+    // closing over its request, say) hold on to one run's values, not eight.
+    const unused = kept.findIndex((e) => !e.used);
+    if (unused >= 0) kept.splice(unused, 1);
     kept.unshift(entry);
     if (kept.length > KEPT_PER_PROVIDER) kept.length = KEPT_PER_PROVIDER;
   }
@@ -62,6 +68,8 @@ class Composition {
   private readonly values: unknown[] = [];
   /** Each tool, its name, description and parameters, in order. */
   private readonly toolFields: unknown[];
+  /** Whether a run after the one it was built for used it. */
+  used = false;
 
   constructor(
     tools: readonly AnyTool[],
