@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { firstValueFrom, lastValueFrom, type Observable, toArray } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { expect } from 'vitest';
@@ -48,3 +52,19 @@ export function testScheduler(): TestScheduler {
 }
 
 export { firstValueFrom };
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/**
+ * Runs `test/agent/fixtures/<name>.ts` in a child process with the given Node flags (what a test
+ * cannot set in its own process: `--expose-gc`, `--allow-natives-syntax`) and returns the JSON of
+ * the last line it prints.
+ */
+export async function fixtureReport(name: string, nodeFlags: readonly string[]): Promise<unknown> {
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    [...nodeFlags, '--import', 'tsx', path.join('test', 'agent', 'fixtures', `${name}.ts`)],
+    { cwd: repoRoot, timeout: 60_000 },
+  );
+  return JSON.parse(stdout.trim().split('\n').at(-1)!);
+}

@@ -1,7 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { asyncScheduler, filter, firstValueFrom } from 'rxjs';
 import { z } from 'zod';
@@ -10,9 +6,7 @@ import {
 } from '../../src/index.js';
 import { scriptedProvider } from '../../src/testing/index.js';
 import type { StreamRequest } from '../../src/types/provider.js';
-import { addTool, events, model, testScheduler } from './helpers.js';
-
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+import { addTool, events, fixtureReport, model, testScheduler } from './helpers.js';
 
 // agentLoop composes a config's stages once and every run of that config goes through them; what a
 // run has of its own rides on its state. These tests hold runs of one config object against each
@@ -223,11 +217,6 @@ describe('agentLoop: the runs of one config share its stages', () => {
 describe('agentLoop: what the kept compositions hold on to', () => {
   // In a child process with --expose-gc: the hooks of configs alive after a full GC are the ones kept compositions hold.
   it('keeps the eight most recently used compositions of a provider, and of configs used once only the last', async () => {
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--expose-gc', '--import', 'tsx', path.join('test', 'agent', 'fixtures', 'composition-retention.ts')],
-      { cwd: repoRoot, timeout: 60_000 },
-    );
-    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({ oneShotAlive: 1, reusedAlive: 8, newestKept: true });
+    expect(await fixtureReport('composition-retention', ['--expose-gc'])).toEqual({ oneShotAlive: 1, reusedAlive: 8, newestKept: true });
   }, 90_000);
 });
