@@ -26,7 +26,9 @@ import type { QueuedMessage } from '../sources/queues.js';
  *
  * The run is a composition of the exported stage operators over one immutable `LoopState`
  * (`runStages` below, in the order of spec 000's lifecycle); `config.operators` inserts your own
- * operators at its stages, and the stages compose into a loop of your own.
+ * operators at its stages, and the stages compose into a loop of your own. The composition is built
+ * once and shared by the runs of equal configs (see `cachedRunStages`): what a run has of its own
+ * (ids, prompts, signal, queues) rides on its state as `LoopState.run`.
  *
  * Bad input fails the Observable with an AgentError before any event and before the model is
  * called: options (`InvalidConfig`, e.g. `config.toolExecution: …`), tools (`InvalidTool`: a name,
