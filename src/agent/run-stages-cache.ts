@@ -6,20 +6,21 @@ import type { AgentContext, AgentLoopConfig } from './config.js';
 /**
  * The composed stages of a run, kept so that runs of equal configs share one composition.
  * Everything a run has of its own (ids, prompts, the trigger of its first turn, its abort signal,
- * steering and follow-up queues, call cancellations and approval) rides on its state (`LoopState.run`), and
- * the stages that keep something per run (the views of its messages, its tool dispatch, where its
- * model chain stands) key it by that; so the composition is a function of the config's other
- * fields, the context's tools and system prompt, and the provider.
+ * steering and follow-up queues, call cancellations and approval) rides on its state
+ * (`LoopState.run`), and the stages that keep something per run (the views of its messages, its
+ * tool dispatch, where its model chain stands) key it by that; so the composition is a function of
+ * the config's other fields, the context's tools and system prompt, and the provider.
  *
  * Building it costs a run ~10 KB of closures and option objects that live as long as the run: with
  * hundreds of runs interleaved, that is what the young generation copies and promotes.
  *
  * A composition serves a run whose config has the same fields in the same order, each the same value
- * (the same object: a field set anew is seen; `signal`, `steering`, `followUp`,
- * `cancelToolCalls` and `approval` only need to be set alike, their values are the run's), the same tools array
- * holding the same tools (each with the same name, description and parameters), the same system
- * prompt and the same provider. So a config object per run — a server's `{ ...base, signal }`, or a
- * `BasicAgent`'s — shares too. Up to {@link KEPT_PER_PROVIDER} compositions are kept per provider,
+ * (the same object: a field set anew is seen; `signal`, `steering`, `followUp`, `cancelToolCalls`
+ * and `approval` only need to be set alike, their values are the run's), the same tools in the same
+ * order (each with the same name, description and parameters; in an array of its own or not, changed
+ * in place or not: the composition keeps its own copy), the same system prompt and the same
+ * provider. So a config object per run — a server's `{ ...base, signal }`, or a `BasicAgent`'s —
+ * shares too. Up to {@link KEPT_PER_PROVIDER} compositions are kept per provider,
  * the most recently used first, and of those only one that no later run has used (a config made anew
  * for every run with values of its own keeps one run's values alive, not eight).
  */
@@ -51,7 +52,7 @@ export function cachedRunStages(
   return entry.stage;
 }
 
-/** Compositions kept per provider (one per config, tools array and system prompt it is run with), newest first. */
+/** Compositions kept per provider (one per config, tools and system prompt it is run with). */
 const KEPT_PER_PROVIDER = 8;
 
 const compositions = new WeakMap<Provider, Composition[]>();
