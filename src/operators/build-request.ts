@@ -9,7 +9,8 @@ import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { LlmViews } from '../agent/llm-views.js';
 import { hookError } from './ask-hook.js';
-import { type LoopOutput, type LoopStage, loopStage, type LoopStateDraft, type LoopState, type RunInfo } from './loop-state.js';
+import { type LoopOutput, type LoopStage, loopStage, type LoopStateDraft, type LoopState, signalOf } from './loop-state.js';
+import { keptPerRun } from './kept-per-run.js';
 import { copyState } from './state-with.js';
 
 export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 'tools' | 'thinkingLevel' | 'cacheConfig'> {
@@ -56,24 +57,15 @@ export interface BuildRequestOptions extends Omit<StreamRequest, 'messages' | 't
 export function buildRequest(options: BuildRequestOptions): LoopStage {
   const {
     tools = [], convertToLlm, thinkingLevel = 'off', cacheConfig = DEFAULT_CACHE_CONFIG,
-    asyncTransformContext, transformContext, context, getApiKey, signal, scheduler = asyncScheduler, apiKey: modelKey, ...rest
+    asyncTransformContext, transformContext, context, getApiKey, signal: _signal, scheduler = asyncScheduler, apiKey: modelKey, ...rest
   } = options;
   const definitions = tools.map(definitionOf);
   const fixed = { thinkingLevel, cacheConfig, tools: definitions, messages: [] as Message[] };
-  // What a run's requests share (the views of its messages and the request every turn copies), kept per
-  // run (`state.run`: one stage serves every run) or, for states without one, by the stage itself.
-  const byRun = new WeakMap<RunInfo, RunRequests>();
-  let own: RunRequests | undefined;
-  const requestsOf = (state: LoopState): RunRequests => {
-    const run = state.run;
-    if (run === undefined) return (own ??= new RunRequests(rest, fixed));
-    let requests = byRun.get(run);
-    if (requests === undefined) {
-      requests = new RunRequests(rest.sessionId === undefined ? Object.assign({}, rest, { sessionId: run.sessionId }) : rest, fixed);
-      byRun.set(run, requests);
-    }
-    return requests;
-  };
+  // What a run's requests share (the views of its messages and the request every turn copies), kept per run.
+  const requestsOf = keptPerRun((state) => {
+    const sessionId = state.run?.sessionId;
+    return new RunRequests(rest.sessionId === undefined && sessionId !== undefined ? Object.assign({}, rest, { sessionId }) : rest, fixed);
+  });
   const withRequest = (state: LoopState, request: StreamRequest): LoopState => {
     const next = copyState(state);
     next.request = request;
@@ -93,7 +85,7 @@ export function buildRequest(options: BuildRequestOptions): LoopStage {
       const safely = <T>(hook: string, call: () => HookResult<T>, fallback: T): Observable<T> =>
         callHookSafely<T>(call, fallback, (e) => failures.push(hookError(hook, state.loopId, errorMessage(e), scheduler.now())));
       let messages$: Observable<AgentMessage[]> = of(state.messages.slice());
-      if (asyncTransformContext) messages$ = messages$.pipe(concatMap((m) => safely('asyncTransformContext', () => asyncTransformContext(m, signal ?? state.run?.signal), m)));
+      if (asyncTransformContext) messages$ = messages$.pipe(concatMap((m) => safely('asyncTransformContext', () => asyncTransformContext(m, signalOf(options, state)), m)));
       if (transformContext) messages$ = messages$.pipe(concatMap((m) => safely('transformContext', () => transformContext(m), m)));
       if (context) messages$ = messages$.pipe(context);
       return messages$.pipe(

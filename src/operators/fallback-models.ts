@@ -7,7 +7,8 @@ import { errorMessage, isProviderError, ProviderError } from '../types/errors.js
 import { callHookSafely } from '../sources/hook-result.js';
 import { callModel, type CallModelOptions } from './call-model.js';
 import { failureText, isCut } from './settle-call.js';
-import { isLoopState, type LoopStage, type LoopState, type RunInfo, stateByState, signalOf } from './loop-state.js';
+import { isLoopState, type LoopStage, type LoopState, stateByState, signalOf } from './loop-state.js';
+import { keptPerRun } from './kept-per-run.js';
 import { stateWith } from './state-with.js';
 
 /** One model of a fallback chain, with the Provider that serves it. */
@@ -56,8 +57,8 @@ export function fallbackReason(error: unknown): ModelFallbackReason | undefined 
  * a message, the next model's message begins with a `MessageReset` (reason `modelFallback`)
  * instead of a second `MessageStart`.
  *
- * The chain remembers where it is, per run (the state's `run`; without one, the stage value's
- * own): later calls go straight to the model that last answered, so a run stays on its fallback,
+ * The chain remembers where it is, per run (the state's `run`; without one, per loop id): later
+ * calls go straight to the model that last answered, so a run stays on its fallback,
  * and a new run starts with the primary. When the last model fails too, the state's failure names every model's
  * failure of this turn (`kind` of the last error; `Every model that took this turn failed: a/x: network: …; b/y: …`).
  *
@@ -80,14 +81,8 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
   if (models.length === 0) throw new RangeError('callModelWithFallback: models must name at least one model');
   const scheduler = options.scheduler ?? asyncScheduler;
   const stages = models.map(({ provider }) => callModel({ ...callOptions, provider }));
-  // Where the chain stands, per run (the state's `run`; the stage's own for states without one).
-  const currentByRun = new WeakMap<RunInfo, number>();
-  let current = 0;
-  const currentOf = (state: LoopState): number => (state.run === undefined ? current : (currentByRun.get(state.run) ?? 0));
-  const setCurrent = (state: LoopState, index: number): void => {
-    if (state.run === undefined) current = index;
-    else currentByRun.set(state.run, index);
-  };
+  // Where the chain stands, per run.
+  const chainOf = keptPerRun((): { current: number } => ({ current: 0 }));
 
   /** The request for model `index` (the request itself when it names that model); a `getApiKey` that throws is reported through `report`. */
   const requestFor = (request: StreamRequest, index: number, loopId: string, report: (event: AgentEvent) => void): Observable<StreamRequest> => {
@@ -129,7 +124,7 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
             handOn = index + 1;
             return;
           }
-          setCurrent(state, index);
+          chainOf(state).current = index;
           out.next(settled(output, shown, failures));
         },
         error: (e: unknown) => out.error(e),
@@ -140,7 +135,7 @@ export function callModelWithFallback(options: CallModelWithFallbackOptions): Lo
         },
       });
     };
-    attempt(currentOf(state), state);
+    attempt(chainOf(state).current, state);
     return () => subscription?.unsubscribe();
   });
 }

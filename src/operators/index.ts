@@ -39,3 +39,4 @@ export * from './request-approval.js';
 export * from './cancel-tool-calls.js';
 export * from './open-calls.js';
 export * from './answer-open-calls.js';
+export { keptPerRun } from './kept-per-run.js';

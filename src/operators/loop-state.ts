@@ -58,17 +58,18 @@ export interface LoopState {
   /** Where the structured output stands, once `checkOutput` looked at the answer. */
   readonly output?: OutputOutcome;
   /**
-   * What the run is (its ids, prompts and first trigger), when it was started with them
-   * (`agentLoop` does): the stages that need them read them here, so that one composition of
-   * stages serves every run.
+   * What the run is and is given (ids, prompts, first trigger, abort signal, queues, call
+   * cancellations, approval), when it was started with them (`agentLoop` does): the stages whose
+   * options leave them out read them here, so that one composition of stages serves every run.
    */
   readonly run?: RunInfo;
 }
 
 /**
- * A run's identity and input, carried on its state (`LoopState.run`): what `startRun`, `admitPrompts`,
- * `startTurn` and `buildRequest` take when their options leave them out. One object per run,
- * shared by every state of the run (stages that keep something per run key it by this object).
+ * A run's identity, input and controls, carried on its state (`LoopState.run`): what `startRun`,
+ * `admitPrompts`, `startTurn`, `buildRequest`, `runToolCalls` and every stage's `signal` take when
+ * their options leave them out. One object per run, shared by every state of the run (stages that
+ * keep something per run key it by this object).
  */
 export interface RunInfo {
   readonly agentId: string;
@@ -151,8 +152,8 @@ export interface StageOutput {
  * A fresh state: nothing pending, turn 0, not ended. Every field of `LoopState` is there (unset
  * ones `undefined`), always in the same order, so that every state a run derives from it with
  * `stateWith(state, { field })` has the same shape (what keeps each stage's reads and copies fast).
- * `run` is what the run is (ids, prompts, first trigger: see {@link RunInfo}), for the stages that
- * read it from the state rather than from their options.
+ * `run` is what the run is and is given (see {@link RunInfo}), for the stages that read it from the
+ * state rather than from their options.
  */
 export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = [], run?: RunInfo): LoopState {
   return new StateRecord({

@@ -5,6 +5,7 @@ import { type AgentMessage, type LlmMessage, type ToolResultMessage, toolCallsOf
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import { type DirectDispatch, directDispatch, dispatchTools, type DispatchToolsOptions } from './dispatch-tools.js';
 import { type LoopStage, type LoopState, type RunInfo, stateByState } from './loop-state.js';
+import { keptPerRun } from './kept-per-run.js';
 import { copyState } from './state-with.js';
 
 export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId' | 'messages' | 'onStop' | 'onInject'> {
@@ -44,19 +45,8 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
   const now = options.now ?? (() => (options.scheduler ?? asyncScheduler).now());
   // Nothing to wait for in the configuration: the calls run as plain calls, one dispatch per run
   // (kept by the state's `run`, so that one stage serves interleaved runs; by loop id without one).
-  const byRun = new WeakMap<RunInfo, DirectDispatch | undefined>();
-  let direct: { loopId: string; run: DirectDispatch | undefined } | undefined;
-  const directFor = (state: LoopState): DirectDispatch | undefined => {
-    if (toolCalls) return undefined;
-    const { loopId, run } = state;
-    if (run !== undefined) {
-      let dispatcher = byRun.get(run);
-      if (dispatcher === undefined && !byRun.has(run)) byRun.set(run, (dispatcher = directDispatch(Object.assign({}, dispatch, { loopId, now }, fromRun(dispatch, run)))));
-      return dispatcher;
-    }
-    if (direct?.loopId !== loopId) direct = { loopId, run: directDispatch(Object.assign({}, dispatch, { loopId, now })) };
-    return direct.run;
-  };
+  const directFor = keptPerRun(({ loopId, run }): DirectDispatch | undefined =>
+    toolCalls ? undefined : directDispatch(Object.assign({}, dispatch, { loopId, now }, run && fromRun(dispatch, run))));
   return stateByState((state, out, done) => {
     const assistant = state.assistant;
     const calls = assistant && assistant.stopReason !== 'error' && assistant.stopReason !== 'guardRail' ? toolCallsOf(assistant) : [];

@@ -79,6 +79,15 @@ describe('buildRequest over interleaved runs', () => {
     const fixed = await lastValueFrom(from([a1, b1]).pipe(buildRequest({ model, systemPrompt: 'sys', sessionId: 'mine' }), map((o) => (isLoopState(o) ? o.request!.sessionId : '')), toArray()));
     expect(fixed).toEqual(['mine', 'mine']);
   });
+
+  it('hands asyncTransformContext the run\'s signal when its options name none', async () => {
+    const controller = new AbortController();
+    const seen: Array<AbortSignal | undefined> = [];
+    const stage = buildRequest({ model, systemPrompt: 'sys', asyncTransformContext: (m, signal) => (seen.push(signal), m) });
+    const s = loopState('L', history, [], { agentId: 'A', sessionId: 'S', firstTrigger: 'user', signal: controller.signal });
+    await lastValueFrom(from([s, loopState('L2', history)]).pipe(stage, toArray()));
+    expect(seen).toEqual([controller.signal, undefined]);
+  });
 });
 
 describe('buildRequest tool definitions', () => {
