@@ -13,9 +13,12 @@ export interface ToolCallCancel {
  * then ends at once (`before(id)`); one for a call that has already finished does nothing.
  */
 export class CallCancellations {
-  private readonly watchers = new Map<string, (reason: string | undefined) => void>();
-  private readonly early = new Map<string, string | undefined>();
-  private readonly reached = new Set<string>();
+  // Made on first use: most dispatches never see a cancellation, and every run of an agent has one.
+  private watchers: Map<string, (reason: string | undefined) => void> | undefined;
+  /** Cancellations of calls not reached yet, by id. */
+  private early: Map<string, string | undefined> | undefined;
+  /** The ids of the calls reached so far (a cancellation of one of them that is not running does nothing). */
+  private readonly reached: string[] = [];
 
   /** Listens to `source` (a loop's `cancelToolCalls`) for as long as the returned subscription lives. */
   connect(source: Observable<string | ToolCallCancel>): Subscription {
@@ -23,17 +26,18 @@ export class CallCancellations {
   }
 
   cancel(toolCallId: string, reason: string | undefined): void {
-    const watcher = this.watchers.get(toolCallId);
+    const watcher = this.watchers?.get(toolCallId);
     if (watcher) return watcher(reason);
-    if (!this.reached.has(toolCallId)) this.early.set(toolCallId, reason);
+    if (!this.reached.includes(toolCallId)) (this.early ??= new Map()).set(toolCallId, reason);
   }
 
   /** A cancellation that came before the call was reached (the call is marked reached either way). */
   before(toolCallId: string): { reason: string | undefined } | undefined {
-    this.reached.add(toolCallId);
-    if (!this.early.has(toolCallId)) return undefined;
-    const reason = this.early.get(toolCallId);
-    this.early.delete(toolCallId);
+    this.reached.push(toolCallId);
+    const early = this.early;
+    if (early === undefined || !early.has(toolCallId)) return undefined;
+    const reason = early.get(toolCallId);
+    early.delete(toolCallId);
     return { reason };
   }
 
@@ -44,7 +48,8 @@ export class CallCancellations {
 
   /** Calls `cut` with the reason when the call is cancelled; returns what stops watching. */
   watch(toolCallId: string, cut: (reason: string | undefined) => void): () => void {
-    this.watchers.set(toolCallId, cut);
-    return () => this.watchers.delete(toolCallId);
+    const watchers = (this.watchers ??= new Map());
+    watchers.set(toolCallId, cut);
+    return () => watchers.delete(toolCallId);
   }
 }

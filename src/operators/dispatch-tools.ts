@@ -21,6 +21,8 @@ export interface SteeringCheck {
   policy(): SteeringPolicy;
   /** Fires when a steering message arrives, for `interrupt`. */
   arrivals$: Observable<unknown>;
+  /** `arrivals$` as a plain callback registration, when the source has one (no subscription per running call); returns what stops it. */
+  watchArrivals?(arrived: () => void): () => void;
 }
 
 export interface DispatchToolsOptions {

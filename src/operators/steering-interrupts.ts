@@ -1,16 +1,17 @@
-import type { Subscription } from 'rxjs';
 import type { SteeringCheck } from './dispatch-tools.js';
 
 /**
  * Which running tool calls steering interrupts, for one dispatch: each call registers a callback
- * (`watch`), and one subscription to `steering.arrivals$`, held while any call is registered,
- * tells them all when a message with the `interrupt` policy arrives. Steering already queued when
- * a call starts counts as arrived: with the `interrupt` policy the call is cut at once.
- * (The callback form of a shared `arrivals$` Observable, without a subscriber per call.)
+ * (`watch`), and one listener on the steering source (`watchArrivals`, else a subscription to
+ * `arrivals$`), held while any call is registered, tells them all when a message with the
+ * `interrupt` policy arrives. Steering already queued when a call starts counts as arrived: with
+ * the `interrupt` policy the call is cut at once. (The callback form of a shared `arrivals$`
+ * Observable, without a subscriber per call.)
  */
 export class SteeringInterrupts {
   private readonly cuts = new Set<() => void>();
-  private arrivals: Subscription | undefined;
+  /** What stops listening for arrivals, while listening. */
+  private stopListening: (() => void) | undefined;
 
   constructor(private readonly steering: SteeringCheck) {}
 
@@ -22,21 +23,29 @@ export class SteeringInterrupts {
       return noop;
     }
     this.cuts.add(cut);
-    this.arrivals ??= steering.arrivals$.subscribe(() => this.arrived());
+    this.stopListening ??= this.listen();
     return () => this.stop(cut);
   };
 
-  private arrived(): void {
+  /** Listens for arrivals: through the source's callback registration when it has one, else by subscribing. */
+  private listen(): () => void {
+    const steering = this.steering;
+    if (steering.watchArrivals) return steering.watchArrivals(this.arrived);
+    const subscription = steering.arrivals$.subscribe(this.arrived);
+    return () => subscription.unsubscribe();
+  }
+
+  private readonly arrived = (): void => {
     if (this.steering.policy() !== 'interrupt') return;
     for (const cut of [...this.cuts]) cut();
-  }
+  };
 
   private stop(cut: () => void): void {
     this.cuts.delete(cut);
-    if (this.cuts.size > 0 || !this.arrivals) return;
-    const arrivals = this.arrivals;
-    this.arrivals = undefined;
-    arrivals.unsubscribe();
+    const stopListening = this.stopListening;
+    if (this.cuts.size > 0 || !stopListening) return;
+    this.stopListening = undefined;
+    stopListening();
   }
 }
 

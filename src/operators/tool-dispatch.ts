@@ -17,22 +17,19 @@ import type { DispatchToolsOptions } from './dispatch-tools.js';
 
 /** The state of a dispatch: which tools exist, whether the rest is skipped, and why (for `directDispatch`, of every message of a loop). */
 export class Dispatch {
-  private readonly byName: Map<string, AnyTool>;
+  /** The tools by name, made on first look-up of a long list. */
+  private byName: Map<string, AnyTool> | undefined;
   private readonly scheduler: SchedulerLike;
   private readonly now: () => number;
   private skipText: string | undefined;
   private readonly interrupts: SteeringInterrupts | undefined;
-  /**
-   * No policy, hook or result stage to wait for: a call is Start, the run, End and the result
-   * message, emitted straight through with no inner Observables (what every call pays otherwise).
-   */
+  /** No policy, hook or result stage to wait for: a call's events go straight through, with no inner Observables. */
   private readonly direct: boolean;
   /** Single-call cancellations, when the loop has a `cancelToolCalls` source. */
   readonly cancels: CallCancellations | undefined;
 
   constructor(private readonly o: DispatchToolsOptions) {
     this.cancels = o.cancel$ ? new CallCancellations() : undefined;
-    this.byName = new Map(o.tools.map((t) => [t.name, t]));
     this.scheduler = o.scheduler ?? asyncScheduler;
     this.now = o.now ?? (() => this.scheduler.now());
     const h = o.hooks;
@@ -70,6 +67,14 @@ export class Dispatch {
       if (policies.length === 0) return this.dispatch(call, call.arguments).subscribe(subscriber);
       return this.preDispatch(call, policies).subscribe(subscriber);
     });
+  }
+
+  /** The tool called `name` (the last of that name, as a Map by name has it): a short list is searched, with no Map per run. */
+  private toolNamed(name: string): AnyTool | undefined {
+    const tools = this.o.tools;
+    if (tools.length > 8) return (this.byName ??= new Map(tools.map((t) => [t.name, t]))).get(name);
+    for (let i = tools.length - 1; i >= 0; i--) if (tools[i]!.name === name) return tools[i];
+    return undefined;
   }
 
   isDirect(): boolean {
@@ -162,7 +167,7 @@ export class Dispatch {
 
   /** `dispatch` + `execute` + `finish` for a configuration without hooks, policies or stages. */
   private runDirect(call: ToolCall, subscriber: CallObserver): TeardownLogic {
-    const tool = this.byName.get(call.name);
+    const tool = this.toolNamed(call.name);
     if (!tool) return this.immediate(call, `Tool not found: ${call.name}`, true).subscribe(subscriber);
     let args: unknown = call.arguments;
     if (tool.validate) {
@@ -235,7 +240,7 @@ export class Dispatch {
 
   /** Validation, approval, the before-hook, Start, the run, End, the after-hook, the result message. */
   private dispatch(call: ToolCall, args: Record<string, unknown>, approved = false): Observable<AgentEvent> {
-    const tool = this.byName.get(call.name);
+    const tool = this.toolNamed(call.name);
     if (!tool) return this.immediate(call, `Tool not found: ${call.name}`, true);
     let validArgs: unknown = args;
     if (tool.validate) {

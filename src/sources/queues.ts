@@ -1,4 +1,4 @@
-import { Observable, Subject } from 'rxjs';
+import { Observable } from 'rxjs';
 import type { AgentMessage } from '../types/message.js';
 import type { QueueMode, SteeringPolicy } from '../types/config.js';
 
@@ -15,15 +15,32 @@ export interface QueuedMessage {
  */
 export class MessageQueue {
   private items: QueuedMessage[] = [];
-  private readonly added = new Subject<QueuedMessage>();
-  readonly added$: Observable<QueuedMessage> = this.added.asObservable();
+  /** Who is told of each message pushed (made on first use: most queues are never watched). */
+  private listeners: Set<(item: QueuedMessage) => void> | undefined;
+  /** Each message pushed, as it is pushed (hot). */
+  readonly added$: Observable<QueuedMessage> = new Observable<QueuedMessage>((subscriber) => this.watchAdded((item) => subscriber.next(item)));
 
   constructor(public mode: QueueMode = 'oneAtATime') {}
 
   push(message: AgentMessage, policy?: SteeringPolicy): void {
     const item: QueuedMessage = policy === undefined ? { message } : { message, policy };
     this.items.push(item);
-    this.added.next(item);
+    // Those watching when it was pushed are told, as a Subject's subscribers would be.
+    if (this.listeners !== undefined && this.listeners.size > 0) for (const listener of [...this.listeners]) listener(item);
+  }
+
+  /**
+   * `added$` as a plain callback registration: `listener` is called with each message pushed from
+   * now on; the returned function stops it. (What a tool call's steering watch uses: no
+   * subscription per call.)
+   */
+  watchAdded(listener: (item: QueuedMessage) => void): () => void {
+    const listeners = (this.listeners ??= new Set());
+    const own = (item: QueuedMessage): void => listener(item); // its own entry, even for a listener registered twice
+    listeners.add(own);
+    return () => {
+      listeners.delete(own);
+    };
   }
 
   /** Takes one message (`oneAtATime`) or all of them (`all`). */
