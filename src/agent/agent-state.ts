@@ -1,4 +1,5 @@
-import { BehaviorSubject, Observable, Subject, type Observer, Subscription, type Unsubscribable } from 'rxjs';
+import { BehaviorSubject, Observable, type Observer, Subscription, type Unsubscribable } from 'rxjs';
+import { Broadcast } from '../sources/broadcast.js';
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import { RunReplay } from './run-replay.js';
 import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } from '../view/transcript-state.js';
@@ -73,25 +74,17 @@ export class TranscriptStore {
   private updatesFrom: number | undefined;
   /** The delta run being gathered: the last entry of `pending`, while only its deltas came since. */
   private gathering: DeltaRun | undefined;
-  private readonly subject = new BehaviorSubject<Transcript>(emptyFold.view);
-  /** Subscribers of `state$` and `events$`, counted here: `push` reads them for every event. */
+  /** The state for `state$`'s subscribers: made when the first comes (an agent nobody renders has none). */
+  private subject: BehaviorSubject<Transcript> | undefined;
+  /** Subscribers of `state$`, counted here: `push` reads it for every event. */
   private watchers = 0;
-  private eventWatchers = 0;
-  private readonly events = new Subject<AgentEvent>();
   /** Every event pushed, hot (the agent's `events$`); nothing is handed over while nobody watches. */
-  readonly events$: Observable<AgentEvent> = new Observable<AgentEvent>((subscriber) => {
-    this.eventWatchers++;
-    const watching = this.events.subscribe(subscriber);
-    return () => {
-      this.eventWatchers--;
-      watching.unsubscribe();
-    };
-  });
+  readonly events$: Broadcast<AgentEvent> = new Broadcast<AgentEvent>();
   /** The current state first, then each change. */
   readonly state$: Observable<Transcript> = new Observable<Transcript>((subscriber) => {
     this.catchUp();
     this.watchers++;
-    const watching = this.subject.subscribe(subscriber);
+    const watching = (this.subject ??= new BehaviorSubject(this.fold.view)).subscribe(subscriber);
     return () => {
       this.watchers--;
       watching.unsubscribe();
@@ -100,12 +93,12 @@ export class TranscriptStore {
 
   get value(): Transcript {
     this.catchUp();
-    return this.subject.getValue();
+    return this.fold.view;
   }
 
   push(event: AgentEvent): void {
     this.take(event);
-    if (this.eventWatchers > 0) this.events.next(event);
+    this.events$.next(event);
   }
 
   /** Folds `event` now (state$ is watched) or keeps it waiting. */
@@ -134,7 +127,7 @@ export class TranscriptStore {
     this.updatesFrom = undefined;
     this.gathering = undefined;
     this.fold = emptyFold;
-    this.subject.next(emptyFold.view);
+    this.subject?.next(emptyFold.view);
   }
 
   private wait(event: MessageUpdateEvent): void {
@@ -167,10 +160,11 @@ export class TranscriptStore {
   }
 
   private apply(event: AgentEvent): void {
-    const next = reduceTranscript(this.fold, event);
-    if (next === this.fold) return;
+    const previous = this.fold;
+    const next = reduceTranscript(previous, event);
+    if (next === previous) return;
     this.fold = next;
-    if (next.view !== this.subject.getValue()) this.subject.next(next.view);
+    if (next.view !== previous.view) this.subject?.next(next.view);
   }
 
   /** Folds the waiting entries: a run of deltas as one delta. */

@@ -1,4 +1,5 @@
 import { defer, from, merge, type Observable, Subject } from 'rxjs';
+import { Broadcast } from '../sources/broadcast.js';
 import type { AgentEvent } from '../types/events.js';
 import type { AnyTool } from '../types/tool.js';
 import { toolCallsOf } from '../types/message.js';
@@ -29,8 +30,9 @@ export type ApprovalRoute = 'active' | 'resume';
  * One per agent; it only reads events, so it costs nothing while no tool needs approval.
  */
 export class RunControls {
-  private readonly answers = new Subject<ApprovalAnswer>();
-  private readonly cancels = new Subject<ToolCallCancel>();
+  // Broadcasts, not Subjects: a run listens with a plain callback (no Subscriber per dispatch), and nothing is kept until it does.
+  private readonly answers = new Broadcast<ApprovalAnswer>();
+  private readonly cancels = new Broadcast<ToolCallCancel>();
   private readonly pending = new Map<string, PendingApproval>();
   /** Calls of the active run's assistant messages: `true` once finished. */
   private readonly calls = new Map<string, boolean>();

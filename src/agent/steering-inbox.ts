@@ -23,12 +23,6 @@ export class SteeringInbox implements RunSteering {
     this.arrivals$ = source instanceof MessageQueue ? source.added$ : NEVER;
   }
 
-  /** Calls `arrived` when a steering message arrives (a queue's additions; a function source never calls); returns what stops it. */
-  watchArrivals(arrived: () => void): () => void {
-    const source = this.source;
-    return source instanceof MessageQueue ? source.watchAdded(arrived) : noop;
-  }
-
   /** Is a steering message waiting? */
   pending(): boolean {
     const source = this.source;
@@ -62,7 +56,6 @@ export class SteeringInbox implements RunSteering {
 }
 
 const NONE: readonly AgentMessage[] = [];
-const noop = (): void => undefined;
 
 /** How many messages a queue holds (a function source: 0, it cannot be asked without taking). */
 export function queuedSize(source: MessageSource | undefined): number {

@@ -1,4 +1,5 @@
-import { Observable, type Subscription } from 'rxjs';
+import { Observable } from 'rxjs';
+import { listenTo } from '../sources/broadcast.js';
 
 /** Cancels one tool call of a run: it ends with a "cancelled" error result and the run goes on. */
 export interface ToolCallCancel {
@@ -20,9 +21,9 @@ export class CallCancellations {
   /** The ids of the calls reached so far (a cancellation of one of them that is not running does nothing). */
   private readonly reached: string[] = [];
 
-  /** Listens to `source` (a loop's `cancelToolCalls`) for as long as the returned subscription lives. */
-  connect(source: Observable<string | ToolCallCancel>): Subscription {
-    return source.subscribe((c) => (typeof c === 'string' ? this.cancel(c, undefined) : this.cancel(c.toolCallId, c.reason)));
+  /** Listens to `source` (a loop's `cancelToolCalls`) until the returned function is called. */
+  connect(source: Observable<string | ToolCallCancel>): () => void {
+    return listenTo(source, (c) => (typeof c === 'string' ? this.cancel(c, undefined) : this.cancel(c.toolCallId, c.reason)));
   }
 
   cancel(toolCallId: string, reason: string | undefined): void {

@@ -21,8 +21,6 @@ export interface SteeringCheck {
   policy(): SteeringPolicy;
   /** Fires when a steering message arrives, for `interrupt`. */
   arrivals$: Observable<unknown>;
-  /** `arrivals$` as a plain callback registration, when the source has one (no subscription per running call); returns what stops it. */
-  watchArrivals?(arrived: () => void): () => void;
 }
 
 export interface DispatchToolsOptions {
@@ -94,7 +92,7 @@ export function dispatchTools(options: DispatchToolsOptions): OperatorFunction<T
           concatMap((batch) => concat(from(batch).pipe(mergeMap((call) => dispatch.one(call))), dispatch.checkpoint())),
         );
       }
-      return cancels ? events$.pipe(finalize(() => cancels.unsubscribe())) : events$;
+      return cancels ? events$.pipe(finalize(cancels)) : events$;
     });
 }
 

@@ -1,9 +1,10 @@
 import type { SteeringCheck } from './dispatch-tools.js';
+import { listenTo } from '../sources/broadcast.js';
 
 /**
  * Which running tool calls steering interrupts, for one dispatch: each call registers a callback
- * (`watch`), and one listener on the steering source (`watchArrivals`, else a subscription to
- * `arrivals$`), held while any call is registered, tells them all when a message with the
+ * (`watch`), and one listener on `steering.arrivals$` (`listenTo`: a queue's arrivals are a
+ * `Broadcast`), held while any call is registered, tells them all when a message with the
  * `interrupt` policy arrives. Steering already queued when a call starts counts as arrived: with
  * the `interrupt` policy the call is cut at once. (The callback form of a shared `arrivals$`
  * Observable, without a subscriber per call.)
@@ -23,17 +24,9 @@ export class SteeringInterrupts {
       return noop;
     }
     this.cuts.add(cut);
-    this.stopListening ??= this.listen();
+    this.stopListening ??= listenTo(steering.arrivals$, this.arrived);
     return () => this.stop(cut);
   };
-
-  /** Listens for arrivals: through the source's callback registration when it has one, else by subscribing. */
-  private listen(): () => void {
-    const steering = this.steering;
-    if (steering.watchArrivals) return steering.watchArrivals(this.arrived);
-    const subscription = steering.arrivals$.subscribe(this.arrived);
-    return () => subscription.unsubscribe();
-  }
 
   private readonly arrived = (): void => {
     if (this.steering.policy() !== 'interrupt') return;

@@ -1,6 +1,6 @@
 import {
   asyncScheduler, concat, concatMap, defer, EMPTY, from, identity, Observable, type Observer, of, type SchedulerLike,
-  type Subscription, type TeardownLogic,
+  type TeardownLogic,
 } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
@@ -91,7 +91,7 @@ export class Dispatch {
   }
 
   /** The dispatch of one message's calls begins (direct configurations): nothing skipped yet; cancellations are heard until it ends. */
-  private begin(): Subscription | undefined {
+  private begin(): (() => void) | undefined {
     this.skipText = undefined;
     return this.cancels && this.o.cancel$ ? this.cancels.connect(this.o.cancel$) : undefined;
   }
@@ -101,7 +101,7 @@ export class Dispatch {
     const listening = this.begin();
     let open = calls.length;
     const end = (): void => {
-      listening?.unsubscribe();
+      listening?.();
       out.complete();
     };
     if (open === 0) end();
@@ -109,7 +109,7 @@ export class Dispatch {
     const teardowns: TeardownLogic[] = [];
     for (const call of calls) teardowns.push(this.directOne(call, callDone));
     return () => {
-      listening?.unsubscribe();
+      listening?.();
       for (const teardown of teardowns) unsubscribeFrom(teardown);
     };
   }
@@ -134,7 +134,7 @@ export class Dispatch {
       while (!closed) {
         if (index === calls.length) {
           closed = true;
-          listening?.unsubscribe();
+          listening?.();
           out.complete();
           break;
         }
@@ -154,7 +154,7 @@ export class Dispatch {
     advance();
     return () => {
       closed = true;
-      listening?.unsubscribe();
+      listening?.();
       unsubscribeFrom(teardown);
     };
   }

@@ -1,4 +1,5 @@
-import { Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
+import { Broadcast } from './broadcast.js';
 import type { AgentMessage } from '../types/message.js';
 import type { QueueMode, SteeringPolicy } from '../types/config.js';
 
@@ -15,32 +16,16 @@ export interface QueuedMessage {
  */
 export class MessageQueue {
   private items: QueuedMessage[] = [];
-  /** Who is told of each message pushed (made on first use: most queues are never watched). */
-  private listeners: Set<(item: QueuedMessage) => void> | undefined;
-  /** Each message pushed, as it is pushed (hot). */
-  readonly added$: Observable<QueuedMessage> = new Observable<QueuedMessage>((subscriber) => this.watchAdded((item) => subscriber.next(item)));
+  private readonly added = new Broadcast<QueuedMessage>();
+  /** Each message pushed, as it is pushed (hot; a {@link Broadcast}: `listenTo` it for a plain callback). */
+  readonly added$: Observable<QueuedMessage> = this.added;
 
   constructor(public mode: QueueMode = 'oneAtATime') {}
 
   push(message: AgentMessage, policy?: SteeringPolicy): void {
     const item: QueuedMessage = policy === undefined ? { message } : { message, policy };
     this.items.push(item);
-    // Those watching when it was pushed are told, as a Subject's subscribers would be.
-    if (this.listeners !== undefined && this.listeners.size > 0) for (const listener of [...this.listeners]) listener(item);
-  }
-
-  /**
-   * `added$` as a plain callback registration: `listener` is called with each message pushed from
-   * now on; the returned function stops it. (What a tool call's steering watch uses: no
-   * subscription per call.)
-   */
-  watchAdded(listener: (item: QueuedMessage) => void): () => void {
-    const listeners = (this.listeners ??= new Set());
-    const own = (item: QueuedMessage): void => listener(item); // its own entry, even for a listener registered twice
-    listeners.add(own);
-    return () => {
-      listeners.delete(own);
-    };
+    this.added.next(item);
   }
 
   /** Takes one message (`oneAtATime`) or all of them (`all`). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MessageQueue, type QueuedMessage, userMessage } from '../../src/index.js';
+import { map, Subject, take } from 'rxjs';
+import { Broadcast, listenTo, MessageQueue, type QueuedMessage, userMessage } from '../../src/index.js';
 
 /** The text of a queued user message. */
 function text(item: QueuedMessage): string {
@@ -7,7 +8,7 @@ function text(item: QueuedMessage): string {
   return typeof content === 'string' ? content : content.map((block) => block.text ?? '').join('');
 }
 
-describe('MessageQueue arrivals', () => {
+describe('MessageQueue arrivals (a Broadcast)', () => {
   it('added$ tells each subscriber every message pushed while it is subscribed, in order', () => {
     const queue = new MessageQueue();
     queue.push(userMessage('before', 0));
@@ -26,12 +27,12 @@ describe('MessageQueue arrivals', () => {
     expect(queue.size).toBe(5); // watching takes nothing
   });
 
-  it('watchAdded calls a listener registered twice twice, stops each registration on its own, and carries the policy', () => {
+  it('listenTo calls a listener registered twice twice, stops each registration on its own, and carries the policy', () => {
     const queue = new MessageQueue();
     const seen: string[] = [];
     const listener = (item: { policy?: string }): void => void seen.push(item.policy ?? 'none');
-    const stopFirst = queue.watchAdded(listener);
-    const stopSecond = queue.watchAdded(listener);
+    const stopFirst = listenTo(queue.added$, listener);
+    const stopSecond = listenTo(queue.added$, listener);
     queue.push(userMessage('x', 0), 'skip');
     stopFirst();
     queue.push(userMessage('y', 0));
@@ -41,20 +42,59 @@ describe('MessageQueue arrivals', () => {
     expect(seen).toEqual(['skip', 'skip', 'none']);
   });
 
-  it('a push is told to those watching when it was pushed, even when one of them stops another or adds one', () => {
+  it('a push is told to those watching when it was pushed, as a Subject tells its subscribers: one stopped meanwhile gets nothing, one added meanwhile only the next', () => {
     const queue = new MessageQueue();
     const seen: string[] = [];
     let stopB: () => void = () => undefined;
-    queue.watchAdded(() => {
+    listenTo(queue.added$, () => {
       seen.push('a');
       stopB();
-      queue.watchAdded(() => seen.push('late'));
+      listenTo(queue.added$, () => seen.push('late'));
     });
-    stopB = queue.watchAdded(() => seen.push('b'));
+    stopB = listenTo(queue.added$, () => seen.push('b'));
     queue.push(userMessage('x', 0));
-    expect(seen).toEqual(['a', 'b']);
+    expect(seen).toEqual(['a']);
     seen.length = 0;
     queue.push(userMessage('y', 0));
     expect(seen).toEqual(['a', 'late']);
+  });
+});
+
+describe('Broadcast', () => {
+  it('hands each value to subscribers and listeners of that moment; keeps nothing for later ones', () => {
+    const b = new Broadcast<number>();
+    b.next(0);
+    const subscribed: number[] = [];
+    const listened: number[] = [];
+    const subscription = b.subscribe((v) => subscribed.push(v));
+    const stop = listenTo(b, (v) => listened.push(v));
+    b.next(1);
+    subscription.unsubscribe();
+    b.next(2);
+    stop();
+    b.next(3);
+    expect(subscribed).toEqual([1]);
+    expect(listened).toEqual([1, 2]);
+  });
+
+  it('listenTo subscribes any other Observable, and its stop unsubscribes', () => {
+    const subject = new Subject<string>();
+    const seen: string[] = [];
+    const stop = listenTo(subject, (v) => seen.push(v));
+    subject.next('a');
+    stop();
+    subject.next('b');
+    expect(seen).toEqual(['a']);
+    expect(subject.observed).toBe(false);
+  });
+
+  it('works with operators, as any Observable does', () => {
+    const b = new Broadcast<number>();
+    const seen: number[] = [];
+    b.pipe(map((v) => v * 10), take(2)).subscribe((v) => seen.push(v));
+    b.next(1);
+    b.next(2);
+    b.next(3);
+    expect(seen).toEqual([10, 20]);
   });
 });
