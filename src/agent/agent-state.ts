@@ -50,12 +50,19 @@ export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable
 /** Entries kept unfolded while nobody watches the state, at most (then they are folded). */
 const MAX_PENDING = 4096;
 
-/** Consecutive text or thinking deltas to one block, gathered while nobody watches: folded as one delta. */
+/**
+ * Consecutive text or thinking deltas to one block, gathered while nobody watches: folded as one
+ * delta. What a next delta is compared with (loop, kind, block) is copied here: with hundreds of
+ * agents interleaved, the event before is a likely cache miss.
+ */
 interface DeltaRun {
   readonly type: 'DeltaRun';
   /** The latest of them: its message holds every delta so far. */
   event: MessageUpdateEvent;
   readonly pieces: string[];
+  readonly loopId: string;
+  readonly kind: 'text' | 'thinking';
+  readonly contentIndex: number;
 }
 
 /**
@@ -76,10 +83,19 @@ export class TranscriptStore {
   private gathering: DeltaRun | undefined;
   /** The state for `state$`'s subscribers: made when the first comes (an agent nobody renders has none). */
   private subject: BehaviorSubject<Transcript> | undefined;
-  /** Subscribers of `state$`, counted here: `push` reads it for every event. */
+  /** Subscribers of `state$` and `events$`, counted here: `push` reads them for every event (the store is in cache then, its Broadcast may not be). */
   private watchers = 0;
+  private eventWatchers = 0;
+  private readonly events = new Broadcast<AgentEvent>();
   /** Every event pushed, hot (the agent's `events$`); nothing is handed over while nobody watches. */
-  readonly events$: Broadcast<AgentEvent> = new Broadcast<AgentEvent>();
+  readonly events$: Observable<AgentEvent> = new Observable<AgentEvent>((subscriber) => {
+    this.eventWatchers++;
+    const stop = this.events.listen((event) => subscriber.next(event));
+    return () => {
+      this.eventWatchers--;
+      stop();
+    };
+  });
   /** The current state first, then each change. */
   readonly state$: Observable<Transcript> = new Observable<Transcript>((subscriber) => {
     this.catchUp();
@@ -98,7 +114,7 @@ export class TranscriptStore {
 
   push(event: AgentEvent): void {
     this.take(event);
-    this.events$.next(event);
+    if (this.eventWatchers > 0) this.events.next(event);
   }
 
   /** Folds `event` now (state$ is watched) or keeps it waiting. */
@@ -131,17 +147,19 @@ export class TranscriptStore {
   }
 
   private wait(event: MessageUpdateEvent): void {
+    const delta = event.delta;
+    const run = this.gathering;
+    if (run !== undefined && run.contentIndex === delta.contentIndex && run.kind === delta.type && run.loopId === event.loopId) {
+      // The hot path: one more delta to the block being gathered (nothing else read).
+      run.event = event;
+      run.pieces.push(delta.delta);
+      return;
+    }
     const pending = this.pending;
     this.updatesFrom ??= pending.length;
-    const delta = event.delta;
     if (delta.type === 'text' || delta.type === 'thinking') {
-      const run = this.gathering;
-      if (run !== undefined && continues(run.event, event)) {
-        run.event = event;
-        run.pieces.push(delta.delta);
-      } else {
-        pending.push((this.gathering = { type: 'DeltaRun', event, pieces: [delta.delta] }));
-      }
+      const gathering: DeltaRun = { type: 'DeltaRun', event, pieces: [delta.delta], loopId: event.loopId, kind: delta.type, contentIndex: delta.contentIndex };
+      pending.push((this.gathering = gathering));
     } else {
       this.gathering = undefined;
       pending.push(event);
@@ -154,7 +172,7 @@ export class TranscriptStore {
     const pending = this.pending;
     for (let i = this.updatesFrom!; i < pending.length; i++) {
       const entry = pending[i]!;
-      if ((entry.type === 'DeltaRun' ? entry.event : (entry as MessageUpdateEvent)).loopId !== loopId) return false;
+      if ((entry as DeltaRun | MessageUpdateEvent).loopId !== loopId) return false;
     }
     return true;
   }
@@ -180,9 +198,4 @@ export class TranscriptStore {
       else this.apply({ ...entry.event, delta: { ...entry.event.delta, delta: entry.pieces.join('') } });
     }
   }
-}
-
-/** Whether `next` continues the delta run whose latest event is `run` (same loop, kind and block). */
-function continues(run: MessageUpdateEvent, next: MessageUpdateEvent): boolean {
-  return run.loopId === next.loopId && run.delta.type === next.delta.type && run.delta.contentIndex === next.delta.contentIndex;
 }

@@ -23,8 +23,10 @@ class EventLog {
   /** The message of the last event kept, while that event is a MessageStart, MessageUpdate or MessageReset. */
   private message: AssistantMessage | undefined;
   private loopId = '';
-  private delta: StreamDelta | undefined;
-  /** Whether `delta` has no field but its kind, block and text (a delta after it may then be kept as its text). */
+  /** The kind and block of the last delta kept, copied here (the delta itself is a likely cache miss with hundreds of runs interleaved); `''`: none. */
+  private deltaKind: StreamDelta['type'] | '' = '';
+  private deltaIndex = -1;
+  /** Whether that delta has no field but its kind, block and text (a delta after it may then be kept as its text). */
   private plain = false;
   /** The number of fields of `message`, or -1 when not counted. */
   private keys = -1;
@@ -35,14 +37,16 @@ class EventLog {
       const keys = follows(previous, this.keys, event);
       if (keys >= 0) {
         const delta = event.delta;
-        const last = this.delta;
         const plain = keyCount(delta) === 3;
-        this.entries.push(last !== undefined && this.plain && plain && sameBlock(last, delta) ? delta.delta : delta);
+        // A text or thinking delta to the block of the one before, both with no other field: kept as its text.
+        const sameBlock = delta.type !== 'toolCall' && delta.type === this.deltaKind && delta.contentIndex === this.deltaIndex;
+        this.entries.push(this.plain && plain && sameBlock ? delta.delta : delta);
         this.times.push(event.timestamp);
         this.message = event.message;
         this.keys = keys;
         this.plain = plain;
-        this.delta = delta;
+        this.deltaKind = delta.type;
+        this.deltaIndex = delta.contentIndex;
         return;
       }
     }
@@ -51,8 +55,10 @@ class EventLog {
     this.message = streaming && event.message.role === 'assistant' ? (event.message as AssistantMessage) : undefined;
     this.keys = -1;
     this.loopId = streaming ? event.loopId : '';
-    this.delta = event.type === 'MessageUpdate' ? event.delta : undefined;
-    this.plain = this.delta !== undefined && keyCount(this.delta) === 3;
+    const delta = event.type === 'MessageUpdate' ? event.delta : undefined;
+    this.deltaKind = delta === undefined ? '' : delta.type;
+    this.deltaIndex = delta === undefined ? -1 : delta.contentIndex;
+    this.plain = delta !== undefined && keyCount(delta) === 3;
   }
 
   /** Delivers every entry kept so far (and any kept while it delivers), compact ones rebuilt. */
@@ -170,11 +176,6 @@ function isStreaming(event: AgentEvent): event is StreamingEvent {
 
 function isDelta(entry: AgentEvent | StreamDelta): entry is StreamDelta {
   return entry.type === 'text' || entry.type === 'thinking' || entry.type === 'toolCall';
-}
-
-/** Whether `next` is a text or thinking delta to the same block as `last`: with no other field than theirs, kept as its text alone. */
-function sameBlock(last: StreamDelta, next: StreamDelta): boolean {
-  return next.type !== 'toolCall' && next.type === last.type && next.contentIndex === last.contentIndex;
 }
 
 /**
