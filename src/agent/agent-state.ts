@@ -17,14 +17,20 @@ import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } fro
  * every event of the run to `sink` (a plain callback per event: no operator between the run and its
  * subscribers) and returns what cancels it. What it throws is the run's error, shared like one.
  * (`share` with a `RunReplay` connector, without its two subscriber hops per event.)
+ *
+ * What is kept for later subscribers is kept only while one can come: once nothing holds the
+ * returned Observable any more (`agent.prompt(x).subscribe(render)` keeps none), the GC collects
+ * it and the run's log is dropped at its next event that is not a delta.
  */
 export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable): Observable<AgentEvent> {
   let replay: RunReplay | undefined;
   let connection: Subscription | undefined;
   let subscribers = 0;
-  return new Observable<AgentEvent>((subscriber) => {
+  // The replay keeps the run's events only while this Observable can still be subscribed to (held weakly: see RunReplay).
+  let handle: WeakRef<object> | undefined;
+  const run$ = new Observable<AgentEvent>((subscriber) => {
     subscribers++;
-    const target = (replay ??= new RunReplay());
+    const target = (replay ??= new RunReplay(handle));
     subscriber.add(() => {
       target.detach(subscriber);
       // The last subscriber left a run still going: cancel it; the next subscriber starts a new one.
@@ -45,6 +51,8 @@ export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable
       }
     }
   });
+  handle = new WeakRef(run$);
+  return run$;
 }
 
 /** Entries kept unfolded while nobody watches the state, at most (then they are folded). */

@@ -61,6 +61,13 @@ class EventLog {
     this.plain = delta !== undefined && keyCount(delta) === 3;
   }
 
+  /** Drops everything kept (no one can ask for it any more). */
+  protected forget(): void {
+    this.entries.length = 0;
+    this.times.length = 0;
+    this.message = undefined;
+  }
+
   /** Delivers every entry kept so far (and any kept while it delivers), compact ones rebuilt. */
   protected replay(to: { next(event: AgentEvent): void; readonly closed: boolean }): void {
     const { entries, times } = this;
@@ -107,11 +114,39 @@ export class RunReplay extends EventLog implements SubjectLike<AgentEvent> {
   /** The one live subscriber, while there is exactly one (an event then reads no array). */
   private only: Subscriber<AgentEvent> | undefined;
   private ending: { error: unknown } | 'complete' | undefined;
+  /** Whether events are still kept for a later subscriber (see `handle`). */
+  private keeping = true;
+
+  /**
+   * `handle`: the shared run's Observable, held weakly. Once it is collected no later subscriber
+   * can come, so nothing more is kept and what was is dropped (looked at with each event but the
+   * deltas). Without one, everything is kept.
+   */
+  constructor(private readonly handle?: WeakRef<object>) {
+    super();
+  }
 
   next(value: AgentEvent): void {
     if (this.ending) return;
-    const event = value.type === 'MessageStart' && value.message.role === 'assistant' ? { ...value, message: copyOfStart(value.message as AssistantMessage) } : value;
-    this.push(event);
+    // The hot path (a delta) reads nothing but this object; other events also check whether to keep on keeping.
+    if (value.type !== 'MessageUpdate') return this.nextOther(value);
+    if (this.keeping) this.push(value);
+    this.deliver(value);
+  }
+
+  private nextOther(value: AgentEvent): void {
+    let event = value;
+    if (this.keeping && this.handle !== undefined && this.handle.deref() === undefined) {
+      this.keeping = false;
+      this.forget();
+    } else if (this.keeping) {
+      if (value.type === 'MessageStart' && value.message.role === 'assistant') event = { ...value, message: copyOfStart(value.message as AssistantMessage) };
+      this.push(event);
+    }
+    this.deliver(event);
+  }
+
+  private deliver(event: AgentEvent): void {
     const only = this.only;
     if (only !== undefined) return only.next(event);
     const live = this.live;

@@ -5,7 +5,7 @@ import { BasicAgent, defineTool, runToEnd, transcript, type AgentEvent, type Tra
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { emptyAssistant, type AssistantMessage } from '../../src/types/message.js';
 import type { StreamEvent } from '../../src/types/provider.js';
-import { testScheduler } from './helpers.js';
+import { fixtureReport, testScheduler } from './helpers.js';
 
 function agent(script: ScriptStep[]) {
   const provider = scriptedProvider(script);
@@ -179,4 +179,16 @@ describe('BasicAgent: hot where a UI needs it', () => {
       flush();
     });
   });
+});
+
+describe('BasicAgent: what a hot run keeps for later subscribers', () => {
+  // In a child process with --expose-gc: the first turn's delta objects still alive while the run waits in its second turn.
+  it('keeps its replay log only while its Observable can still be subscribed to', async () => {
+    expect(await fixtureReport('replay-retention', ['--expose-gc'])).toEqual({
+      droppedAlive: 0, // `agent.prompt(x).subscribe(…)`: nobody can subscribe later, nothing is kept
+      keptAlive: 8, // the Observable is held: the first delta of each of the 8 blocks is kept (the rest as texts)
+      sameEvents: true,
+      lateReplayed: true, // and a late subscriber of the held one gets every event so far
+    });
+  }, 90_000);
 });
