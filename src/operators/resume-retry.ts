@@ -36,8 +36,9 @@ export function markAttempt<T>(): OperatorFunction<T, T | AttemptMark> {
 
 /**
  * One content block as the user has seen it (or as a new attempt has produced it so far). Its
- * text is kept as the pieces that arrived, joined only when a retry compares it (see textOf): a
- * stream that is never retried pays one array slot per delta, not a string concatenation.
+ * text is kept as the pieces that arrived (or the text of the last snapshot shown), joined only
+ * when a retry compares it (see textOf): a stream that is never retried pays no string
+ * concatenation per delta.
  */
 interface Block {
   kind: 'text' | 'thinking' | 'toolCall';
@@ -100,10 +101,22 @@ export class RetryResumer {
   /**
    * What has been emitted of the message (what a UI appending the deltas shows), as one flat
    * record: two numbers (its kind's place in {@link KINDS}, its content index) open a block, a
-   * string is text added to the block open last, a {@link CallName} names it. One array write per
-   * delta; the blocks are built only when a retry compares against them.
+   * string is text added to the block open last, a {@link CallName} names it. The blocks are
+   * built only when a retry compares against them. While `trusted`, the texts of text and
+   * thinking blocks are not recorded: they are the ones of `latest`, the last snapshot shown.
    */
   private record: Recorded[] = [];
+  /**
+   * Whether every text and thinking delta shown so far left its snapshot's block exactly as long
+   * as the text shown of it (`held`): then that snapshot stands for the texts (nothing kept per
+   * delta, which with hundreds of calls interleaved is what a scavenge copies). A snapshot that
+   * does not hold its deltas, or a reset, turns it off for the rest of the call: from then on the
+   * texts are recorded.
+   */
+  private trusted = true;
+  private latest: AssistantMessage | undefined;
+  /** The length of the text shown of each text or thinking block, by content index (while trusted). */
+  private readonly held: number[] = [];
   /** The block `record` has open last: its kind and content index (`openKind` -1: none). */
   private openKind = -1;
   private openIndex = -1;
@@ -148,10 +161,23 @@ export class RetryResumer {
   }
 
   private shown(): Block[] {
-    return (this.blocks ??= blocksOf(this.record));
+    return (this.blocks ??= this.trusted ? withTexts(blocksOf(this.record), this.latest) : blocksOf(this.record));
+  }
+
+  /** From now on the texts are recorded: the ones shown so far (those of `latest`) first. */
+  private distrust(): void {
+    if (!this.trusted) return;
+    this.trusted = false;
+    const latest = this.latest;
+    if (latest === undefined) return;
+    for (const b of withTexts(blocksOf(this.record), latest)) {
+      if (b.kind !== 'toolCall' && b.pieces.length > 0) this.record.push(KINDS.indexOf(b.kind), b.index, b.pieces[0]!);
+    }
+    this.openKind = -1;
   }
 
   private reset(from: Block[], template: AssistantMessage): void {
+    this.distrust();
     this.record = recordOf(from);
     this.openKind = -1;
     this.blocks = undefined;
@@ -161,6 +187,9 @@ export class RetryResumer {
 
   private deliver(e: Delta, text: string): void {
     const kind = e.type === 'textDelta' ? 0 : e.type === 'thinkingDelta' ? 1 : 2; // its place in KINDS
+    // A text shown while trusted is held by its snapshot (nothing recorded); one that is not ends the trust.
+    const held = kind < 2 && text !== '' && this.trusted && this.holds(e, text);
+    if (!held && kind < 2 && text !== '') this.distrust();
     const record = this.record;
     if (kind !== this.openKind || e.contentIndex !== this.openIndex || e.type === 'toolCallStart') {
       record.push(kind, e.contentIndex);
@@ -168,9 +197,21 @@ export class RetryResumer {
       this.openIndex = e.contentIndex;
       if (e.type === 'toolCallStart') record.push({ id: e.id, name: e.name });
     }
-    if (text !== '') record.push(text);
+    if (text !== '' && !held) record.push(text);
     this.blocks = undefined;
     this.target.push(text === deltaText(e) ? e : ({ ...e, delta: text } as Delta));
+  }
+
+  /** Whether `e`'s snapshot holds what was shown of its block and `text` after it; if so, it becomes `latest`. */
+  private holds(e: Delta, text: string): boolean {
+    const index = e.contentIndex;
+    const block = e.partial.content[index];
+    const now = e.type === 'textDelta' ? (block?.type === 'text' ? block.text : undefined) : block?.type === 'thinking' ? block.thinking : undefined;
+    const length = (this.held[index] ?? 0) + text.length;
+    if (typeof now !== 'string' || now.length !== length) return false;
+    this.held[index] = length;
+    this.latest = e.partial;
+    return true;
   }
 }
 
@@ -199,6 +240,18 @@ function blocksOf(record: readonly Recorded[]): Block[] {
       block!.id = entry.id;
       block!.name = entry.name;
     }
+  }
+  return blocks;
+}
+
+/** `blocks` with the texts of their text and thinking blocks taken from `message` (the last snapshot shown). */
+function withTexts(blocks: Block[], message: AssistantMessage | undefined): Block[] {
+  if (message === undefined) return blocks;
+  for (const b of blocks) {
+    if (b.kind === 'toolCall') continue;
+    const block = message.content[b.index] as unknown as Record<string, unknown> | undefined;
+    const text = block?.[b.kind];
+    if (typeof text === 'string' && text !== '') b.pieces = [text];
   }
   return blocks;
 }

@@ -83,4 +83,62 @@ describe('resumeRetry', () => {
       expectObservable(cold('M-s-a-M-u-----b|', v).pipe(resumeRetry())).toBe('--s-a---(ru)--b|', { ...v, r: reset(undefined) });
     });
   });
+
+  describe('with snapshots that hold their deltas (what AssistantMessageBuilder makes): their texts stand for what was shown', () => {
+    /** A snapshot of `base` whose blocks hold these texts (thinking first when given). */
+    const snap = (base: AssistantMessage, texts: { thinking?: string; text?: string }): AssistantMessage => ({
+      ...base,
+      content: [
+        ...(texts.thinking !== undefined ? [{ type: 'thinking' as const, thinking: texts.thinking }] : []),
+        ...(texts.text !== undefined ? [{ type: 'text' as const, text: texts.text }] : []),
+      ],
+    });
+
+    it('swallows the prefix a retry repeats and continues where the last attempt broke', () => {
+      scheduler().run(({ cold, expectObservable }) => {
+        const v = {
+          M, a: text('Hel', snap(p1, { text: 'Hel' })), b: text('lo wo', snap(p1, { text: 'Hello wo' })),
+          c: text('Hello', snap(p2, { text: 'Hello' })), e: text(' world', snap(p2, { text: 'Hello world' })), d: done('Hello world'),
+        };
+        expectObservable(cold('M-a-b-M-c-e-d|', v).pipe(resumeRetry())).toBe('--a-b-----r-d|', { ...v, r: text('rld', snap(p2, { text: 'Hello world' })) }); // equal, not the same object
+      });
+    });
+
+    it('a retry that diverges mid-block resets to the shared content', () => {
+      scheduler().run(({ cold, expectObservable }) => {
+        const howdy = snap(p2, { text: 'Howdy' });
+        const v = { M, a: text('Hello', snap(p1, { text: 'Hello' })), c: text('Howdy', howdy), d: done('Howdy') };
+        expectObservable(cold('M-a-M-c-----d|', v).pipe(resumeRetry())).toBe('--a---(ro)--d|', { ...v, r: reset('H'), o: text('owdy', howdy) });
+      });
+    });
+
+    it('several blocks: a retry retraces the thinking whole and resumes inside the text', () => {
+      scheduler().run(({ cold, expectObservable }) => {
+        const think = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'thinkingDelta', contentIndex: 0, delta, partial });
+        const there = snap(p2, { thinking: 'Plan', text: 'Hello there' });
+        const v = {
+          M, k: think('Plan', snap(p1, { thinking: 'Plan' })), a: text('Hel', snap(p1, { thinking: 'Plan', text: 'Hel' }), 1),
+          b: text('lo', snap(p1, { thinking: 'Plan', text: 'Hello' }), 1), l: think('Pl', snap(p2, { thinking: 'Pl' })),
+          n: think('an', snap(p2, { thinking: 'Plan' })), c: text('Hello there', there, 1), d: done('Hello there'),
+        };
+        expectObservable(cold('M-k-a-b-M-l-n-c-d|', v).pipe(resumeRetry())).toBe('--k-a-b-------o-d|', { ...v, o: text(' there', there, 1) });
+      });
+    });
+
+    it('a snapshot that stops holding its deltas mid-block: what was shown is still known exactly, and a retry resumes after it', () => {
+      scheduler().run(({ cold, expectObservable }) => {
+        // "Hel" is held by its snapshot; "lo" comes with a stale one (still "Hel"): from there the texts are recorded.
+        const world = snap(p2, { text: 'Hello world' });
+        const help = snap(p2, { text: 'Help' });
+        const v = {
+          M, a: text('Hel', snap(p1, { text: 'Hel' })), b: text('lo', snap(p1, { text: 'Hel' })), z: text(' wo', p1),
+          c: text('Hello', snap(p2, { text: 'Hello' })), e: text(' world', world), d: done('Hello world'),
+        };
+        expectObservable(cold('M-a-b-z-M-c-e-d|', v).pipe(resumeRetry())).toBe('--a-b-z-----r-d|', { ...v, r: text('rld', world) });
+        // The same after a divergence: the reset holds exactly what both attempts share.
+        const w = { ...v, c: text('Help', help) };
+        expectObservable(cold('M-a-b-z-M-c---d|', w).pipe(resumeRetry())).toBe('--a-b-z---(ro)d|', { ...w, r: reset('Hel'), o: text('p', help), d: v.d });
+      });
+    });
+  });
 });
