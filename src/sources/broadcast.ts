@@ -6,7 +6,8 @@ import { Observable } from 'rxjs';
  * with `listen` (no Subscriber each: what the loop's own watchers use, once per dispatch or tool
  * call). It never completes or errors. Nothing is kept until the first listener comes, so an
  * object that owns one and is never watched (an agent's steering queue, its call cancellations)
- * pays one object for it.
+ * pays one object for it. A subscriber that throws is reported by RxJS, as a Subject's; a plain
+ * listener that throws throws to the caller of `next` (the listeners after it are not called).
  *
  * @example
  * const cancels = new Broadcast<ToolCallCancel>();
