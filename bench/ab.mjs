@@ -4,12 +4,14 @@
 // hides the 3-8 % a change to the hot path is worth; alternated runs in one process do not.
 //
 //   node bench/ab.mjs --a .tmp/base/phi-rx.mjs [--b .tmp/bench/phi-rx.mjs] [--contender phi-agent-loop]
-//                     [--preset wide|long] [--rounds 11]
+//                     [--preset wide|long] [--rounds 11] [--pairs 1]
 //
 // A bundle is what run.mjs builds into .tmp/bench (copy it away before rebuilding: `cp -r .tmp/bench .tmp/base`).
 // Each round times one run of each build (after a warm-up of both), A first and B first in turn; two
 // processes do the rounds, one loading A first and one B first, and B/A is the geometric mean of theirs:
 // both the order of the runs and the order of loading favour one side by a few per cent, and cancel so.
+// `--pairs N` runs N such pairs of processes and prints each pair's B/A and their spread: on a machine whose
+// speed drifts, one pair can be off by several per cent, and the spread says how far.
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import path from 'node:path';
@@ -23,9 +25,11 @@ const bundleB = option('--b', '.tmp/bench/phi-rx.mjs');
 const contenderName = option('--contender', 'phi-agent-loop');
 const preset = option('--preset', 'wide');
 const rounds = Number(option('--rounds', '11'));
+const pairs = Number(option('--pairs', '1'));
 if (!bundleA) throw new Error('bench/ab.mjs: --a <bundle> is required (a phi-rx.mjs built by run.mjs, copied away)');
 if (!PRESETS[preset]) throw new Error(`bench/ab.mjs: --preset must be one of ${Object.keys(PRESETS).join(', ')}`);
 if (!Number.isInteger(rounds) || rounds < 3) throw new Error('bench/ab.mjs: --rounds must be a whole number, at least 3');
+if (!Number.isInteger(pairs) || pairs < 1) throw new Error('bench/ab.mjs: --pairs must be a whole number, at least 1');
 
 const workload = PRESETS[preset];
 const contender = await import(`./contenders/${contenderName}.mjs`);
@@ -87,11 +91,19 @@ if (argv.includes('--child')) {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...argv, '--child', '--first', first], { encoding: 'utf8' });
     return JSON.parse(out.trim().split('\n').pop());
   };
-  console.log(`${contender.label}, ${preset}: A = ${bundleA}, B = ${bundleB}, ${rounds} rounds in each of two processes`);
-  const results = [child('a'), child('b')];
-  results.forEach((r, i) => {
-    console.log(`${i === 0 ? 'A loaded first' : 'B loaded first'}: A ${r.a.toFixed(2)} ms (CPU ${r.cpuA.toFixed(2)}), B ${r.b.toFixed(2)} ms (CPU ${r.cpuB.toFixed(2)}); B/A ${(r.b / r.a).toFixed(3)}`);
-  });
-  const mean = (f) => Math.sqrt(f(results[0]) * f(results[1]));
-  console.log(`B/A: ${mean((r) => r.b / r.a).toFixed(3)} (CPU ${mean((r) => r.cpuB / r.cpuA).toFixed(3)})`);
+  console.log(`${contender.label}, ${preset}: A = ${bundleA}, B = ${bundleB}, ${rounds} rounds in each of ${2 * pairs} processes`);
+  const geomean = (xs) => Math.exp(xs.reduce((sum, x) => sum + Math.log(x), 0) / xs.length);
+  const all = [];
+  const pairRatios = [];
+  for (let pair = 0; pair < pairs; pair++) {
+    const results = [child('a'), child('b')];
+    results.forEach((r, i) => {
+      console.log(`${i === 0 ? 'A loaded first' : 'B loaded first'}: A ${r.a.toFixed(2)} ms (CPU ${r.cpuA.toFixed(2)}), B ${r.b.toFixed(2)} ms (CPU ${r.cpuB.toFixed(2)}); B/A ${(r.b / r.a).toFixed(3)}`);
+    });
+    all.push(...results);
+    pairRatios.push(geomean(results.map((r) => r.b / r.a)));
+    if (pairs > 1) console.log(`pair ${pair + 1}: B/A ${pairRatios[pair].toFixed(3)}`);
+  }
+  const spread = pairs > 1 ? `; pairs ${Math.min(...pairRatios).toFixed(3)}–${Math.max(...pairRatios).toFixed(3)}` : '';
+  console.log(`B/A: ${geomean(all.map((r) => r.b / r.a)).toFixed(3)} (CPU ${geomean(all.map((r) => r.cpuB / r.cpuA)).toFixed(3)})${spread}`);
 }
