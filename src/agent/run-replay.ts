@@ -12,14 +12,26 @@ function copyOfStart(message: AssistantMessage): AssistantMessage {
   return { ...message, content, usage: { ...message.usage } };
 }
 
-/** A kept entry: an event as it was, a delta, or a text delta's text (same kind and block as the delta before). */
-type Entry = AgentEvent | StreamDelta | string;
+/**
+ * A kept entry: an event as it was, a delta, a text delta's text (same kind and block as the delta
+ * before), or the time of the deltas after it, when it changed: a number (ms after the log's first
+ * delta: mostly a small integer, kept in the array slot itself) or, for a time that the first one
+ * plus a difference does not give back exactly, a {@link TimeMark}.
+ */
+type Entry = AgentEvent | StreamDelta | string | number | TimeMark;
+
+/** The time of the deltas after it, as it was. */
+interface TimeMark {
+  readonly type?: undefined;
+  readonly time: number;
+}
 
 /** The events of one run, updates kept compact (see {@link RunReplay}, which extends it: the log's fields sit in the replay itself, one object fewer read per event). */
 class EventLog {
   private readonly entries: Entry[] = [];
-  /** Timestamps of the compact entries, in order. */
-  private readonly times: number[] = [];
+  /** The time of the last delta kept compact (NaN: none yet), and what the times kept as numbers count from. */
+  private time = Number.NaN;
+  private timeBase: number | undefined;
   /** The message of the last event kept, while that event is a MessageStart, MessageUpdate or MessageReset. */
   private message: AssistantMessage | undefined;
   private loopId = '';
@@ -40,8 +52,8 @@ class EventLog {
         const plain = keyCount(delta) === 3;
         // A text or thinking delta to the block of the one before, both with no other field: kept as its text.
         const sameBlock = delta.type !== 'toolCall' && delta.type === this.deltaKind && delta.contentIndex === this.deltaIndex;
+        if (event.timestamp !== this.time) this.entries.push(this.timeMark(event.timestamp));
         this.entries.push(this.plain && plain && sameBlock ? delta.delta : delta);
-        this.times.push(event.timestamp);
         this.message = event.message;
         this.keys = keys;
         this.plain = plain;
@@ -61,27 +73,41 @@ class EventLog {
     this.plain = delta !== undefined && keyCount(delta) === 3;
   }
 
+  /** The entry that says the deltas after it have time `time`. */
+  private timeMark(time: number): number | TimeMark {
+    this.time = time;
+    const base = (this.timeBase ??= time);
+    const after = time - base;
+    return base + after === time ? after : { time };
+  }
+
   /** Drops everything kept (no one can ask for it any more). */
   protected forget(): void {
     this.entries.length = 0;
-    this.times.length = 0;
     this.message = undefined;
   }
 
   /** Delivers every entry kept so far (and any kept while it delivers), compact ones rebuilt. */
   protected replay(to: { next(event: AgentEvent): void; readonly closed: boolean }): void {
-    const { entries, times } = this;
+    const entries = this.entries;
     let message: AssistantMessage | undefined;
     let loopId = '';
     let delta: StreamDelta | undefined;
-    let t = 0;
+    let time = 0;
     for (let i = 0; i < entries.length && !to.closed; i++) {
       const entry = entries[i]!;
       let event: AgentEvent;
+      if (typeof entry === 'number') {
+        time = this.timeBase! + entry;
+        continue;
+      }
       if (typeof entry === 'string' || isDelta(entry)) {
         delta = typeof entry === 'string' ? { ...delta!, delta: entry } as StreamDelta : entry;
         message = applied(message!, delta);
-        event = { type: 'MessageUpdate', loopId, message, delta, timestamp: times[t++]! };
+        event = { type: 'MessageUpdate', loopId, message, delta, timestamp: time };
+      } else if (entry.type === undefined) {
+        time = entry.time;
+        continue;
       } else {
         event = entry;
         const streaming = isStreaming(entry);
@@ -209,7 +235,7 @@ function isStreaming(event: AgentEvent): event is StreamingEvent {
   return event.type === 'MessageStart' || event.type === 'MessageUpdate' || event.type === 'MessageReset';
 }
 
-function isDelta(entry: AgentEvent | StreamDelta): entry is StreamDelta {
+function isDelta(entry: AgentEvent | StreamDelta | TimeMark): entry is StreamDelta {
   return entry.type === 'text' || entry.type === 'thinking' || entry.type === 'toolCall';
 }
 

@@ -112,6 +112,27 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     }
   });
 
+  it('replays the time of every delta exactly: shared, wall-clock, fractional, going backwards, far apart', () => {
+    // Times are kept only where they change, as a small integer after the first one where they can be.
+    const b = new AssistantMessageBuilder('m', 'p', 1);
+    const start = b.start();
+    const now = 1_764_000_000_123;
+    const times = [now, now, now + 1, now + 1.5, now + 0.25, now - 40, now + 2 ** 31, Number.MAX_SAFE_INTEGER, now + 2, now + 2];
+    const events: AgentEvent[] = [{ type: 'MessageStart', loopId: 'L', message: start.type === 'start' ? start.partial : (undefined as never), timestamp: now }];
+    times.forEach((t, i) => events.push(update('L', b.text(`piece ${i} `), t)));
+    const done = b.finish('stop');
+    events.push({ type: 'MessageEnd', loopId: 'L', message: done.type === 'done' ? done.message : (undefined as never), timestamp: now + 3 });
+    expect(replayOf(events)).toEqual(events);
+    expect(replayOf(events).map((e) => e.timestamp)).toEqual(events.map((e) => e.timestamp));
+    // A clock in fractions, where the first time kept plus a difference is not the time (1e-9 + (3e-9 - 1e-9) !== 3e-9;
+    // the first delta of a block is kept whole, so the times kept begin with the second).
+    const c = new AssistantMessageBuilder('m', 'p', 1);
+    const first = c.start();
+    const tiny: AgentEvent[] = [{ type: 'MessageStart', loopId: 'L', message: first.type === 'start' ? first.partial : (undefined as never), timestamp: 0 }];
+    [0, 1e-9, 3e-9, 3e-9, 2e-9].forEach((t, i) => tiny.push(update('L', c.text(`bit ${i} `), t)));
+    expect(replayOf(tiny).map((e) => e.timestamp)).toEqual([0, 0, 1e-9, 3e-9, 3e-9, 2e-9]);
+  });
+
   it('an update kept while a late subscriber is replayed to (its timestamp the same as the one before) reaches it, once and in order', () => {
     const b = new AssistantMessageBuilder('m', 'p', 1);
     const start = b.start();
