@@ -161,7 +161,7 @@ export class RetryResumer {
   }
 
   private shown(): Block[] {
-    return (this.blocks ??= this.trusted ? withTexts(blocksOf(this.record), this.latest) : blocksOf(this.record));
+    return (this.blocks ??= this.trusted ? withTexts(blocksOf(this.record), this.latest, this.held) : blocksOf(this.record));
   }
 
   /** From now on the texts are recorded: the ones shown so far (those of `latest`) first. */
@@ -170,7 +170,7 @@ export class RetryResumer {
     this.trusted = false;
     const latest = this.latest;
     if (latest === undefined) return;
-    for (const b of withTexts(blocksOf(this.record), latest)) {
+    for (const b of withTexts(blocksOf(this.record), latest, this.held)) {
       if (b.kind !== 'toolCall' && b.pieces.length > 0) this.record.push(KINDS.indexOf(b.kind), b.index, b.pieces[0]!);
     }
     this.openKind = -1;
@@ -244,14 +244,19 @@ function blocksOf(record: readonly Recorded[]): Block[] {
   return blocks;
 }
 
-/** `blocks` with the texts of their text and thinking blocks taken from `message` (the last snapshot shown). */
-function withTexts(blocks: Block[], message: AssistantMessage | undefined): Block[] {
+/**
+ * `blocks` with the texts of their text and thinking blocks taken from `message` (the last snapshot
+ * shown), as far as they were shown (`held`, by content index): a block the snapshot changed
+ * without a delta of its own is taken as it was shown.
+ */
+function withTexts(blocks: Block[], message: AssistantMessage | undefined, held: readonly number[]): Block[] {
   if (message === undefined) return blocks;
   for (const b of blocks) {
     if (b.kind === 'toolCall') continue;
     const block = message.content[b.index] as unknown as Record<string, unknown> | undefined;
     const text = block?.[b.kind];
-    if (typeof text === 'string' && text !== '') b.pieces = [text];
+    const shown = held[b.index] ?? 0;
+    if (typeof text === 'string' && shown > 0) b.pieces = [text.length > shown ? text.slice(0, shown) : text];
   }
   return blocks;
 }

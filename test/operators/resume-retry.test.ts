@@ -125,6 +125,19 @@ describe('resumeRetry', () => {
       });
     });
 
+    it('a block a later snapshot changed without a delta counts as it was shown', () => {
+      scheduler().run(({ cold, expectObservable }) => {
+        const think = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'thinkingDelta', contentIndex: 0, delta, partial });
+        const hello = snap(p2, { thinking: 'Plan', text: 'Hello' });
+        const v = {
+          M, k: think('Plan', snap(p1, { thinking: 'Plan' })), a: text('Hel', snap(p1, { thinking: 'Plan!!', text: 'Hel' }), 1),
+          l: think('Plan', snap(p2, { thinking: 'Plan' })), c: text('Hello', hello, 1), d: done('Hello'),
+        };
+        // The retry retraces "Plan" as shown (not the "Plan!!" the last snapshot carried) and resumes after "Hel".
+        expectObservable(cold('M-k-a-M-l-c-d|', v).pipe(resumeRetry())).toBe('--k-a-----o-d|', { ...v, o: text('lo', hello, 1) });
+      });
+    });
+
     it('a snapshot that stops holding its deltas mid-block: what was shown is still known exactly, and a retry resumes after it', () => {
       scheduler().run(({ cold, expectObservable }) => {
         // "Hel" is held by its snapshot; "lo" comes with a stale one (still "Hel"): from there the texts are recorded.
