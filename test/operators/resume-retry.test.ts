@@ -9,6 +9,7 @@ const M: AttemptMark = { type: 'attempt' };
 const p1 = emptyAssistant('m', 'p', 0);
 const p2 = emptyAssistant('m', 'p', 1);
 const text = (delta: string, partial: AssistantMessage, contentIndex = 0): StreamEvent => ({ type: 'textDelta', contentIndex, delta, partial });
+const think = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'thinkingDelta', contentIndex: 0, delta, partial });
 const done = (t: string): StreamEvent => ({ type: 'done', message: { ...p2, content: [{ type: 'text', text: t }] } });
 const reset = (t: string | undefined, template: AssistantMessage = p2): StreamReset => ({
   type: 'reset', reason: 'retryDiverged', message: { ...template, content: t === undefined ? [] : [{ type: 'text', text: t }] },
@@ -61,7 +62,6 @@ describe('resumeRetry', () => {
 
   it('several blocks: a retry retraces the first whole and resumes inside the second; after a reset, a third attempt resumes from the reset content', () => {
     scheduler().run(({ cold, expectObservable }) => {
-      const think = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'thinkingDelta', contentIndex: 0, delta, partial });
       const v = {
         M, k: think('Plan', p1), a: text('Hel', p1, 1), b: text('lo', p1, 1),
         l: think('Pl', p2), n: think('an', p2), c: text('Hello there', p2, 1), x: text('Hi', p2, 1), y: text('Hi!', p2, 1), d: done('Hello there'),
@@ -114,7 +114,6 @@ describe('resumeRetry', () => {
 
     it('several blocks: a retry retraces the thinking whole and resumes inside the text', () => {
       scheduler().run(({ cold, expectObservable }) => {
-        const think = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'thinkingDelta', contentIndex: 0, delta, partial });
         const there = snap(p2, { thinking: 'Plan', text: 'Hello there' });
         const v = {
           M, k: think('Plan', snap(p1, { thinking: 'Plan' })), a: text('Hel', snap(p1, { thinking: 'Plan', text: 'Hel' }), 1),
@@ -127,7 +126,6 @@ describe('resumeRetry', () => {
 
     it('a block a later snapshot changed without a delta counts as it was shown', () => {
       scheduler().run(({ cold, expectObservable }) => {
-        const think = (delta: string, partial: AssistantMessage): StreamEvent => ({ type: 'thinkingDelta', contentIndex: 0, delta, partial });
         const hello = snap(p2, { thinking: 'Plan', text: 'Hello' });
         const v = {
           M, k: think('Plan', snap(p1, { thinking: 'Plan' })), a: text('Hel', snap(p1, { thinking: 'Plan!!', text: 'Hel' }), 1),
