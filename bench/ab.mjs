@@ -23,6 +23,9 @@ const option = (name, fallback) => (argv.includes(name) ? argv[argv.indexOf(name
 const bundleA = option('--a');
 const bundleB = option('--b', '.tmp/bench/phi-rx.mjs');
 const contenderName = option('--contender', 'phi-agent-loop');
+// `--contender-b <name>`: B runs another contender (with B's bundle; give `--b` the same bundle as `--a` to
+// compare two contenders of one build, e.g. BasicAgent against agentLoop, in one process).
+const contenderNameB = option('--contender-b', contenderName);
 const preset = option('--preset', 'wide');
 const rounds = Number(option('--rounds', '11'));
 const pairs = Number(option('--pairs', '1'));
@@ -32,16 +35,21 @@ if (!Number.isInteger(rounds) || rounds < 3) throw new Error('bench/ab.mjs: --ro
 if (!Number.isInteger(pairs) || pairs < 1) throw new Error('bench/ab.mjs: --pairs must be a whole number, at least 1');
 
 const workload = PRESETS[preset];
-const contender = await import(`./contenders/${contenderName}.mjs`);
-if (typeof contender.runWith !== 'function') throw new Error(`bench/ab.mjs: contender ${contenderName} has no runWith(common, workload)`);
+const contenders = {};
+for (const name of new Set([contenderName, contenderNameB])) {
+  contenders[name] = await import(`./contenders/${name}.mjs`);
+  if (typeof contenders[name].runWith !== 'function') throw new Error(`bench/ab.mjs: contender ${name} has no runWith(common, workload)`);
+}
+const contender = contenders[contenderName];
+const contenderB = contenders[contenderNameB];
 
 /** One build: its bundle loaded under its own URL (a query keeps two copies of one file apart), its contender run. */
-async function build(file, tag) {
+async function build(file, tag, runner) {
   const phi = await import(`${pathToFileURL(path.resolve(file)).href}?${tag}`);
   const common = phiCommon(phi);
   return async () => {
-    const counts = await contender.runWith(common, workload);
-    assertCounts(`${contender.label} (${tag})`, workload, counts);
+    const counts = await runner.runWith(common, workload);
+    assertCounts(`${runner.label} (${tag})`, workload, counts);
   };
 }
 
@@ -82,7 +90,7 @@ if (argv.includes('--child')) {
   // One process: the builds loaded in the order given (`--first b` loads B first).
   const bFirst = option('--first', 'a') === 'b';
   const runs = {};
-  for (const side of bFirst ? ['b', 'a'] : ['a', 'b']) runs[side] = await build(side === 'a' ? bundleA : bundleB, side);
+  for (const side of bFirst ? ['b', 'a'] : ['a', 'b']) runs[side] = await build(side === 'a' ? bundleA : bundleB, side, side === 'a' ? contender : contenderB);
   process.stdout.write(`${JSON.stringify(await measure(runs.a, runs.b))}\n`);
 } else {
   // The build loaded second is favoured too (by 2-3 %, one build against itself): two processes, one
@@ -91,7 +99,8 @@ if (argv.includes('--child')) {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), ...argv, '--child', '--first', first], { encoding: 'utf8' });
     return JSON.parse(out.trim().split('\n').pop());
   };
-  console.log(`${contender.label}, ${preset}: A = ${bundleA}, B = ${bundleB}, ${rounds} rounds in each of ${2 * pairs} processes`);
+  const labels = contenderB === contender ? contender.label : `A: ${contender.label}, B: ${contenderB.label}`;
+  console.log(`${labels}, ${preset}: A = ${bundleA}, B = ${bundleB}, ${rounds} rounds in each of ${2 * pairs} processes`);
   const geomean = (xs) => Math.exp(xs.reduce((sum, x) => sum + Math.log(x), 0) / xs.length);
   const all = [];
   const pairRatios = [];

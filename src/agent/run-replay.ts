@@ -1,6 +1,7 @@
 import { Observable, type Observer, type Subscriber, type SubjectLike, type Unsubscribable } from 'rxjs';
 import type { AgentEvent, MessageUpdateEvent, StreamDelta } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
+import { ChunkList } from './chunk-list.js';
 
 /**
  * A copy of a streamed message as it starts, down to what a provider may change in place while it
@@ -13,12 +14,15 @@ function copyOfStart(message: AssistantMessage): AssistantMessage {
 }
 
 /**
- * A kept entry: an event as it was, a delta, a text delta's text (same kind and block as the delta
- * before), or the time of the deltas after it, when it changed: a number (ms after the log's first
- * delta: mostly a small integer, kept in the array slot itself) or, for a time that the first one
- * plus a difference does not give back exactly, a {@link TimeMark}.
+ * A kept entry: an event as it was, a delta, a {@link TextSource}, or a number: a non-negative
+ * integer is a text or thinking delta to the block of the delta before (same kind, no other
+ * field) of that many characters, its text read from the source before it; a negative one is the
+ * time of the deltas after it, when it changed (`-1 - n` ms after the log's first delta kept:
+ * mostly a small integer, kept in the array slot itself). A time that is not a whole number of ms
+ * after the first, or that the first one plus a difference does not give back exactly, is kept as
+ * a {@link TimeMark}.
  */
-type Entry = AgentEvent | StreamDelta | string | number | TimeMark;
+type Entry = AgentEvent | StreamDelta | number | TimeMark | TextSource;
 
 /** The time of the deltas after it, as it was. */
 interface TimeMark {
@@ -26,19 +30,31 @@ interface TimeMark {
   readonly time: number;
 }
 
+/**
+ * Where the texts of the deltas kept as lengths after it are read: the last snapshot of the run of
+ * updates that each followed the one before (it holds every text they added, see {@link follows});
+ * set when that run ends, `undefined` while it goes on (the log's latest snapshot is then it).
+ */
+interface TextSource {
+  readonly type: 'TextSource';
+  message: AssistantMessage | undefined;
+}
+
 /** The events of one run, updates kept compact (see {@link RunReplay}, which extends it: the log's fields sit in the replay itself, one object fewer read per event). */
 class EventLog {
-  private readonly entries: Entry[] = [];
+  private readonly entries = new ChunkList<Entry>();
   /** The time of the last delta kept compact (NaN: none yet), and what the times kept as numbers count from. */
   private time = Number.NaN;
   private timeBase: number | undefined;
   /** The message of the last event kept, while that event is a MessageStart, MessageUpdate or MessageReset. */
   private message: AssistantMessage | undefined;
+  /** The source of the texts kept as lengths since the updates began to follow one another (none kept yet: `undefined`). */
+  private source: TextSource | undefined;
   private loopId = '';
   /** The kind and block of the last delta kept, copied here (the delta itself is a likely cache miss with hundreds of runs interleaved); `''`: none. */
   private deltaKind: StreamDelta['type'] | '' = '';
   private deltaIndex = -1;
-  /** Whether that delta has no field but its kind, block and text (a delta after it may then be kept as its text). */
+  /** Whether that delta has no field but its kind, block and text (a delta after it may then be kept as its length). */
   private plain = false;
   /** The number of fields of `message`, or -1 when not counted. */
   private keys = -1;
@@ -50,10 +66,15 @@ class EventLog {
       if (keys >= 0) {
         const delta = event.delta;
         const plain = keyCount(delta) === 3;
-        // A text or thinking delta to the block of the one before, both with no other field: kept as its text.
+        // A text or thinking delta to the block of the one before, both with no other field: kept as its length.
         const sameBlock = delta.type !== 'toolCall' && delta.type === this.deltaKind && delta.contentIndex === this.deltaIndex;
         if (event.timestamp !== this.time) this.entries.push(this.timeMark(event.timestamp));
-        this.entries.push(this.plain && plain && sameBlock ? delta.delta : delta);
+        if (this.plain && plain && sameBlock) {
+          if (this.source === undefined) this.entries.push((this.source = { type: 'TextSource', message: undefined }));
+          this.entries.push(delta.delta.length);
+        } else {
+          this.entries.push(delta);
+        }
         this.message = event.message;
         this.keys = keys;
         this.plain = plain;
@@ -62,6 +83,7 @@ class EventLog {
         return;
       }
     }
+    this.closeSource();
     this.entries.push(event);
     const streaming = isStreaming(event);
     this.message = streaming && event.message.role === 'assistant' ? (event.message as AssistantMessage) : undefined;
@@ -73,40 +95,57 @@ class EventLog {
     this.plain = delta !== undefined && keyCount(delta) === 3;
   }
 
+  /** Ends the run of updates that followed one another: its last snapshot is where the texts kept as lengths are read. */
+  private closeSource(): void {
+    if (this.source === undefined) return;
+    this.source.message = this.message;
+    this.source = undefined;
+  }
+
   /** The entry that says the deltas after it have time `time`. */
   private timeMark(time: number): number | TimeMark {
     this.time = time;
     const base = (this.timeBase ??= time);
     const after = time - base;
-    return base + after === time ? after : { time };
+    return Number.isInteger(after) && after >= 0 && base + after === time ? -1 - after : { time };
   }
 
   /** Drops everything kept (no one can ask for it any more). */
   protected forget(): void {
-    this.entries.length = 0;
+    this.entries.clear();
     this.message = undefined;
+    this.source = undefined;
   }
 
   /** Delivers every entry kept so far (and any kept while it delivers), compact ones rebuilt. */
   protected replay(to: { next(event: AgentEvent): void; readonly closed: boolean }): void {
     const entries = this.entries;
     let message: AssistantMessage | undefined;
+    let source: TextSource | undefined;
     let loopId = '';
     let delta: StreamDelta | undefined;
     let time = 0;
     for (let i = 0; i < entries.length && !to.closed; i++) {
-      const entry = entries[i]!;
+      const entry = entries.at(i);
       let event: AgentEvent;
       if (typeof entry === 'number') {
-        time = this.timeBase! + entry;
-        continue;
-      }
-      if (typeof entry === 'string' || isDelta(entry)) {
-        delta = typeof entry === 'string' ? { ...delta!, delta: entry } as StreamDelta : entry;
+        if (entry < 0) {
+          time = this.timeBase! + (-1 - entry);
+          continue;
+        }
+        // A run still going reads its texts from the latest snapshot (kept while this replay delivers, too): each holds the texts before it.
+        delta = { ...delta!, delta: shownText(source!.message ?? this.message!, message!, delta!, entry) } as StreamDelta;
+        message = applied(message!, delta);
+        event = { type: 'MessageUpdate', loopId, message, delta, timestamp: time };
+      } else if (isDelta(entry)) {
+        delta = entry;
         message = applied(message!, delta);
         event = { type: 'MessageUpdate', loopId, message, delta, timestamp: time };
       } else if (entry.type === undefined) {
         time = entry.time;
+        continue;
+      } else if (entry.type === 'TextSource') {
+        source = entry;
         continue;
       } else {
         event = entry;
@@ -120,6 +159,13 @@ class EventLog {
   }
 }
 
+/** The text of a delta of `length` characters to `delta`'s block of `message`: what `source` holds after that block's text so far. */
+function shownText(source: AssistantMessage, message: AssistantMessage, delta: StreamDelta, length: number): string {
+  const field = delta.type;
+  const from = (message.content[delta.contentIndex] as unknown as Record<string, string>)[field]!.length;
+  return (source.content[delta.contentIndex] as unknown as Record<string, string>)[field]!.slice(from, from + length);
+}
+
 /**
  * The subject behind a shared run ({@link shareRun}): every subscriber gets the events it missed,
  * replayed, then the live ones — like a `ReplaySubject`, but without holding every event alive.
@@ -127,9 +173,13 @@ class EventLog {
  * changed block); keeping thousands of them for a subscriber that may never come is what made a
  * hot run slow (they all outlive the young generation). So an update whose snapshot is the
  * previous one with the delta applied — the same message fields, the same other blocks, the
- * changed block's text longer by exactly the delta — is kept as its delta alone (the delta's text
- * when it continues the block of the delta before it) and its timestamp; a late subscriber gets
- * it rebuilt from the snapshot before it, equal to the one emitted. Any other update (a new tool
+ * changed block's text longer by exactly the delta — is kept as its delta alone and its timestamp
+ * (when it continues the block of the delta before it, as its text's length alone: a number in
+ * the log's array, no object; its text is read back from the last snapshot of those that followed
+ * one another, which holds it); a late subscriber gets it rebuilt from the snapshot before it,
+ * equal to the one emitted. Texts are trusted by their lengths, as {@link follows} compares them:
+ * a provider whose snapshot changes a text's characters without changing its length, with no
+ * other change, is replayed with the characters of its later snapshot. Any other update (a new tool
  * call, a changed usage or signature, another loop's) is kept as it was. An assistant
  * `MessageStart` is passed on (and kept) with its message copied, as it was when emitted, so that
  * a late fold of the deltas does not count them twice.
@@ -235,7 +285,7 @@ function isStreaming(event: AgentEvent): event is StreamingEvent {
   return event.type === 'MessageStart' || event.type === 'MessageUpdate' || event.type === 'MessageReset';
 }
 
-function isDelta(entry: AgentEvent | StreamDelta | TimeMark): entry is StreamDelta {
+function isDelta(entry: AgentEvent | StreamDelta | TimeMark | TextSource): entry is StreamDelta {
   return entry.type === 'text' || entry.type === 'thinking' || entry.type === 'toolCall';
 }
 

@@ -197,6 +197,38 @@ describe('RunReplay: a late subscriber gets every event, updates rebuilt from th
     expect(error).toBe('again: boom');
   });
 
+  it('a long run (texts kept as lengths, read back from snapshots; hundreds of entries) is replayed equal from anywhere in it', () => {
+    // Three messages of a few hundred deltas: surrogate pairs, empty deltas, two text blocks and thinking
+    // interleaved, times that repeat. A late subscriber anywhere gets every delta's text as emitted.
+    const events: AgentEvent[] = [];
+    const pieces = ['héllo ', '😀', '', ' wörld', '𝄞𝄞', 'x'];
+    let t = 1_764_000_000_000;
+    for (let m = 0; m < 3; m++) {
+      const b = new AssistantMessageBuilder('m', 'p', m);
+      const start = b.start();
+      events.push({ type: 'MessageStart', loopId: 'L', message: start.type === 'start' ? start.partial : (undefined as never), timestamp: t });
+      for (let i = 0; i < 150; i++) {
+        const piece = pieces[(i * 7 + m) % pieces.length]!;
+        const e = i % 40 < 30 ? b.text(piece, 'a') : i % 40 < 35 ? b.thinking(piece) : b.text(piece, 'b');
+        events.push(update('L', e, (t += i % 3 === 0 ? 1 : 0)));
+      }
+      const done = b.finish('stop');
+      events.push({ type: 'MessageEnd', loopId: 'L', message: done.type === 'done' ? done.message : (undefined as never), timestamp: ++t });
+    }
+    for (let at = 0; at <= events.length; at += 13) {
+      const subject = new RunReplay();
+      const late: AgentEvent[] = [];
+      events.forEach((e, i) => {
+        if (i === at) subject.subscribe({ next: (x) => late.push(x) });
+        subject.next(e);
+      });
+      if (at >= events.length) subject.subscribe({ next: (x) => late.push(x) });
+      expect(late).toEqual(events);
+    }
+    const texts = replayOf(events).flatMap((e) => (e.type === 'MessageUpdate' ? [e.delta.delta] : []));
+    expect(texts).toEqual(events.flatMap((e) => (e.type === 'MessageUpdate' ? [e.delta.delta] : [])));
+  });
+
   it('a subscriber that leaves while an event is delivered gets nothing more; the others get every event', () => {
     const b = new AssistantMessageBuilder('m', 'p', 1);
     const subject = new RunReplay();
