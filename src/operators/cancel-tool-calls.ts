@@ -1,5 +1,6 @@
 import { Observable } from 'rxjs';
 import { listenTo } from '../sources/broadcast.js';
+import { removeAt } from '../sources/remove-one.js';
 
 /** Cancels one tool call of a run: it ends with a "cancelled" error result and the run goes on. */
 export interface ToolCallCancel {
@@ -14,8 +15,9 @@ export interface ToolCallCancel {
  * then ends at once (`before(id)`); one for a call that has already finished does nothing.
  */
 export class CallCancellations {
-  // Made on first use: most dispatches never see a cancellation, and every run of an agent has one.
-  private watchers: Map<string, (reason: string | undefined) => void> | undefined;
+  /** The running calls' ids and callbacks, side by side, changed in place (see {@link removeAt}); a call watched again replaces its callback. */
+  private readonly watched: string[] = [];
+  private readonly cuts: Array<(reason: string | undefined) => void> = [];
   /** Cancellations of calls not reached yet, by id. */
   private early: Map<string, string | undefined> | undefined;
   /** The ids of the calls reached so far (a cancellation of one of them that is not running does nothing). */
@@ -27,8 +29,8 @@ export class CallCancellations {
   }
 
   cancel(toolCallId: string, reason: string | undefined): void {
-    const watcher = this.watchers?.get(toolCallId);
-    if (watcher) return watcher(reason);
+    const index = this.watched.indexOf(toolCallId);
+    if (index >= 0) return this.cuts[index]!(reason);
     if (!this.reached.includes(toolCallId)) (this.early ??= new Map()).set(toolCallId, reason);
   }
 
@@ -49,8 +51,19 @@ export class CallCancellations {
 
   /** Calls `cut` with the reason when the call is cancelled; returns what stops watching. */
   watch(toolCallId: string, cut: (reason: string | undefined) => void): () => void {
-    const watchers = (this.watchers ??= new Map());
-    watchers.set(toolCallId, cut);
-    return () => watchers.delete(toolCallId);
+    const { watched, cuts } = this;
+    const at = watched.indexOf(toolCallId);
+    if (at >= 0) cuts[at] = cut;
+    else {
+      watched.push(toolCallId);
+      cuts.push(cut);
+    }
+    return () => {
+      // Stops watching the call, whichever callback watches it now (as a Map by id would).
+      const index = watched.indexOf(toolCallId);
+      if (index < 0) return;
+      removeAt(watched, index);
+      removeAt(cuts, index);
+    };
   }
 }

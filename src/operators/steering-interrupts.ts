@@ -1,5 +1,6 @@
 import type { SteeringCheck } from './dispatch-tools.js';
 import { listenTo } from '../sources/broadcast.js';
+import { removeOne } from '../sources/remove-one.js';
 
 /**
  * Which running tool calls steering interrupts, for one dispatch: each call registers a callback
@@ -10,7 +11,8 @@ import { listenTo } from '../sources/broadcast.js';
  * Observable, without a subscriber per call.)
  */
 export class SteeringInterrupts {
-  private readonly cuts = new Set<() => void>();
+  /** The running calls' callbacks, changed in place (see {@link removeOne}). */
+  private readonly cuts: Array<() => void> = [];
   /** What stops listening for arrivals, while listening. */
   private stopListening: (() => void) | undefined;
 
@@ -23,20 +25,20 @@ export class SteeringInterrupts {
       if (steering.policy() === 'interrupt') cut();
       return noop;
     }
-    this.cuts.add(cut);
+    this.cuts.push(cut);
     this.stopListening ??= listenTo(steering.arrivals$, this.arrived);
     return () => this.stop(cut);
   };
 
   private readonly arrived = (): void => {
     if (this.steering.policy() !== 'interrupt') return;
-    for (const cut of [...this.cuts]) cut();
+    for (const cut of this.cuts.slice()) cut();
   };
 
   private stop(cut: () => void): void {
-    this.cuts.delete(cut);
+    removeOne(this.cuts, cut);
     const stopListening = this.stopListening;
-    if (this.cuts.size > 0 || !stopListening) return;
+    if (this.cuts.length > 0 || !stopListening) return;
     this.stopListening = undefined;
     stopListening();
   }

@@ -1,4 +1,5 @@
 import { Observable } from 'rxjs';
+import { removeOne } from './remove-one.js';
 
 /**
  * A hot Observable that is its own source: `next(value)` hands the value to everyone listening
@@ -16,7 +17,8 @@ import { Observable } from 'rxjs';
  * stop();
  */
 export class Broadcast<T> extends Observable<T> {
-  private listeners: Set<(value: T) => void> | undefined;
+  /** In the order they came; changed in place (see {@link removeOne}). */
+  private listeners: Array<(value: T) => void> | undefined;
 
   constructor() {
     super((subscriber) => this.listen((value) => subscriber.next(value)));
@@ -24,11 +26,11 @@ export class Broadcast<T> extends Observable<T> {
 
   /** Calls `listener` with every value from now on; the returned function stops it (a second call does nothing). */
   listen(listener: (value: T) => void): () => void {
-    const listeners = (this.listeners ??= new Set());
+    const listeners = (this.listeners ??= []);
     const own = (value: T): void => listener(value); // its own entry, even for a listener registered twice
-    listeners.add(own);
+    listeners.push(own);
     return () => {
-      listeners.delete(own);
+      removeOne(listeners, own);
     };
   }
 
@@ -38,9 +40,9 @@ export class Broadcast<T> extends Observable<T> {
    */
   next(value: T): void {
     const listeners = this.listeners;
-    if (listeners === undefined || listeners.size === 0) return;
-    if (listeners.size === 1) for (const listener of listeners) return listener(value);
-    for (const listener of [...listeners]) if (listeners.has(listener)) listener(value);
+    if (listeners === undefined || listeners.length === 0) return;
+    if (listeners.length === 1) return listeners[0]!(value);
+    for (const listener of listeners.slice()) if (listeners.includes(listener)) listener(value);
   }
 }
 

@@ -1,4 +1,5 @@
 import { EMPTY, Observable } from 'rxjs';
+import { removeOne } from './remove-one.js';
 
 /** Emits once (then completes) when `signal` aborts; immediately if it already has. Never emits without a signal. */
 export function fromAbortSignal(signal: AbortSignal | undefined): Observable<void> {
@@ -33,38 +34,39 @@ export function linkedAbortController(parent: AbortSignal | undefined): { contro
 }
 
 /** The callbacks waiting on each signal, behind one 'abort' listener per signal. */
-const waiting = new WeakMap<AbortSignal, Set<() => void>>();
+const waiting = new WeakMap<AbortSignal, Array<() => void>>();
 
 /**
  * Calls `callback` when `signal` aborts (it must not have yet); the returned function stops
  * waiting. Every model call and tool run of a run waits on the run's signal, and adding and
  * removing an EventTarget listener costs microseconds each: one listener per signal is shared,
- * and callbacks are called in the order they started waiting.
+ * and callbacks are called in the order they started waiting. They are kept in an array changed in
+ * place ({@link removeOne}): a `Set` makes a new table as it shrinks, twice per tool call.
  */
 export function onAbort(signal: AbortSignal, callback: () => void): () => void {
   const callbacks = signal === lastSignal ? lastCallbacks! : callbacksOf(signal);
-  callbacks.add(callback);
+  callbacks.push(callback);
   return () => {
-    callbacks.delete(callback);
+    removeOne(callbacks, callback);
   };
 }
 
 // The signal asked about last, and its callbacks: a run's tool calls all ask about the same one.
 let lastSignal: AbortSignal | undefined;
-let lastCallbacks: Set<() => void> | undefined;
+let lastCallbacks: Array<() => void> | undefined;
 
-function callbacksOf(signal: AbortSignal): Set<() => void> {
+function callbacksOf(signal: AbortSignal): Array<() => void> {
   let callbacks = waiting.get(signal);
   if (!callbacks) {
-    const set = new Set<() => void>();
-    callbacks = set;
-    waiting.set(signal, set);
+    const list: Array<() => void> = [];
+    callbacks = list;
+    waiting.set(signal, list);
     signal.addEventListener(
       'abort',
       () => {
         waiting.delete(signal);
         if (lastSignal === signal) lastSignal = lastCallbacks = undefined;
-        for (const call of Array.from(set)) call();
+        for (const call of list.slice()) call();
       },
       { once: true },
     );
