@@ -24,7 +24,8 @@ const bundleA = option('--a');
 const bundleB = option('--b', '.tmp/bench/phi-rx.mjs');
 const contenderName = option('--contender', 'phi-agent-loop');
 // `--contender-b <name>`: B runs another contender (with B's bundle; give `--b` the same bundle as `--a` to
-// compare two contenders of one build, e.g. BasicAgent against agentLoop, in one process).
+// compare two contenders of one build, e.g. BasicAgent against agentLoop, in one process; `--contender floor`
+// runs the floor, which uses no bundle, so that a target ratio is measured in one process too).
 const contenderNameB = option('--contender-b', contenderName);
 const preset = option('--preset', 'wide');
 const rounds = Number(option('--rounds', '11'));
@@ -38,7 +39,7 @@ const workload = PRESETS[preset];
 const contenders = {};
 for (const name of new Set([contenderName, contenderNameB])) {
   contenders[name] = await import(`./contenders/${name}.mjs`);
-  if (typeof contenders[name].runWith !== 'function') throw new Error(`bench/ab.mjs: contender ${name} has no runWith(common, workload)`);
+  if (typeof contenders[name].runWith !== 'function' && typeof contenders[name].run !== 'function') throw new Error(`bench/ab.mjs: contender ${name} has neither runWith(common, workload) nor run(workload)`);
 }
 const contender = contenders[contenderName];
 const contenderB = contenders[contenderNameB];
@@ -48,7 +49,8 @@ async function build(file, tag, runner) {
   const phi = await import(`${pathToFileURL(path.resolve(file)).href}?${tag}`);
   const common = phiCommon(phi);
   return async () => {
-    const counts = await runner.runWith(common, workload);
+    // A contender that is not phi-rx (the floor) has only run(workload): the bundle is not its concern.
+    const counts = runner.runWith ? await runner.runWith(common, workload) : await runner.run(workload);
     assertCounts(`${runner.label} (${tag})`, workload, counts);
   };
 }
