@@ -14,6 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { existsSync } from 'node:fs';
 import { PRESETS, assertCounts } from './workload.mjs';
 
 const argv = process.argv.slice(2);
@@ -26,6 +27,7 @@ const bundle = option('--bundle', '.tmp/bench/phi-rx.mjs');
 if (!PRESETS[preset]) throw new Error(`bench/gc.mjs: --preset must be one of ${Object.keys(PRESETS).join(', ')}`);
 if (!Number.isInteger(runs) || runs < 1) throw new Error('bench/gc.mjs: --runs must be a whole number, at least 1');
 if (!Number.isInteger(sites) || sites < 0) throw new Error('bench/gc.mjs: --sites must be a whole number');
+if (!existsSync(bundle)) throw new Error(`bench/gc.mjs: no bundle at ${bundle}: \`npm run bench\` builds .tmp/bench/phi-rx.mjs (or give --bundle)`);
 const workload = PRESETS[preset];
 const MARK = 'bench-gc: measured runs begin';
 
