@@ -11,7 +11,7 @@ export { defineTool, type ToolSpec } from './tools/define-tool.js';
 export type { StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
 export { fromAbortSignal } from './sources/cancellation.js';
-export { Broadcast, listenTo } from './sources/broadcast.js';
+export { Broadcast, BroadcastView, listenTo } from './sources/broadcast.js';
 export { MissingPeerDependencyError } from './sources/optional-peer.js';
 export { toAsyncIterable, runToEnd, newMessages } from './sources/interop.js';
 export { runTool, TOOL_TEXTS, type ToolRunEmission } from './sources/tool-run.js';

@@ -159,10 +159,11 @@ export class RunControls {
   wire(config: AgentLoopConfig, tools: readonly AnyTool[]): Pick<AgentLoopConfig, 'approval' | 'cancelToolCalls'> {
     const own = config.approval;
     const asks = own !== undefined || tools.some((t) => t.needsApproval !== undefined && t.needsApproval !== false);
-    const cancelToolCalls = config.cancelToolCalls ? merge(this.cancels, config.cancelToolCalls) : this.cancels;
+    const cancels = this.cancels.asObservable();
+    const cancelToolCalls = config.cancelToolCalls ? merge(cancels, config.cancelToolCalls) : cancels;
     if (!asks) return { cancelToolCalls };
     const early$ = defer(() => from([...this.early].map(([toolCallId, d]) => ({ toolCallId, ...d }))));
-    const answers: Observable<ApprovalAnswer> = merge(early$, this.answers, ...(own?.answers ? [own.answers] : []));
+    const answers: Observable<ApprovalAnswer> = merge(early$, this.answers.asObservable(), ...(own?.answers ? [own.answers] : []));
     const approval: ToolApprovalConfig = { ...own, answers };
     return { approval, cancelToolCalls };
   }

@@ -19,6 +19,7 @@ import { removeOne } from './remove-one.js';
 export class Broadcast<T> extends Observable<T> {
   /** In the order they came; changed in place (see {@link removeOne}). */
   private listeners: Array<(value: T) => void> | undefined;
+  private view: BroadcastView<T> | undefined;
 
   constructor() {
     super((subscriber) => this.listen((value) => subscriber.next(value)));
@@ -35,6 +36,15 @@ export class Broadcast<T> extends Observable<T> {
   }
 
   /**
+   * The receiving side alone, for an owner to hand out (as `Subject.asObservable()` does): an
+   * Observable with `listen` and without `next`, so that no one it is handed to can push into it,
+   * cast or not. `listenTo` takes it without a Subscriber, as it takes the Broadcast.
+   */
+  asObservable(): BroadcastView<T> {
+    return (this.view ??= new BroadcastView(this));
+  }
+
+  /**
    * Hands `value` to everyone listening now, as a Subject does: one who starts listening meanwhile
    * gets the next value, one stopped meanwhile (by an earlier listener) gets nothing more.
    */
@@ -46,12 +56,27 @@ export class Broadcast<T> extends Observable<T> {
   }
 }
 
+/** What {@link Broadcast.asObservable} hands out: the Broadcast's values, its `listen`, and no `next`. */
+export class BroadcastView<T> extends Observable<T> {
+  readonly #source: Broadcast<T>;
+
+  constructor(source: Broadcast<T>) {
+    super((subscriber) => source.listen((value) => subscriber.next(value)));
+    this.#source = source;
+  }
+
+  /** Calls `listener` with every value from now on, as {@link Broadcast.listen} does. */
+  listen(listener: (value: T) => void): () => void {
+    return this.#source.listen(listener);
+  }
+}
+
 /**
- * Calls `listener` with each value of `source` until the returned function is called: a
- * {@link Broadcast}'s `listen`, any other Observable subscribed.
+ * Calls `listener` with each value of `source` until the returned function is called: the
+ * `listen` of a {@link Broadcast} or of its {@link BroadcastView}, any other Observable subscribed.
  */
 export function listenTo<T>(source: Observable<T>, listener: (value: T) => void): () => void {
-  if (source instanceof Broadcast) return (source as Broadcast<T>).listen(listener);
+  if (source instanceof Broadcast || source instanceof BroadcastView) return (source as Broadcast<T> | BroadcastView<T>).listen(listener);
   const subscription = source.subscribe(listener);
   return () => subscription.unsubscribe();
 }

@@ -17,8 +17,8 @@ export interface QueuedMessage {
 export class MessageQueue {
   private items: QueuedMessage[] = [];
   private readonly added = new Broadcast<QueuedMessage>();
-  /** Each message pushed, as it is pushed (hot; a {@link Broadcast}: `listenTo` it for a plain callback). */
-  readonly added$: Observable<QueuedMessage> = this.added;
+  /** Each message pushed, as it is pushed (hot; a {@link Broadcast}'s receiving side: `listenTo` it for a plain callback). */
+  readonly added$: Observable<QueuedMessage> = this.added.asObservable();
 
   constructor(public mode: QueueMode = 'oneAtATime') {}
 

@@ -88,6 +88,41 @@ describe('Broadcast', () => {
     expect(subject.observed).toBe(false);
   });
 
+  it('asObservable hands out the receiving side: no next, the same values, and listenTo takes it as the Broadcast', () => {
+    const b = new Broadcast<number>();
+    const view = b.asObservable();
+    expect('next' in view).toBe(false);
+    expect(b.asObservable()).toBe(view);
+    const subscribed: number[] = [];
+    const listened: number[] = [];
+    const subscription = view.subscribe((v) => subscribed.push(v));
+    const stop = listenTo(view, (v) => listened.push(v));
+    b.next(1);
+    stop();
+    b.next(2);
+    subscription.unsubscribe();
+    b.next(3);
+    expect(subscribed).toEqual([1, 2]);
+    expect(listened).toEqual([1]);
+    // A plain listener (not a Subscriber): what it throws reaches the caller of next, as with the Broadcast itself.
+    const stopThrowing = listenTo(view, () => {
+      throw new Error('listener failed');
+    });
+    expect(() => b.next(4)).toThrow('listener failed');
+    stopThrowing();
+    expect(() => b.next(5)).not.toThrow();
+  });
+
+  it("a queue's added$ cannot be pushed into, cast or not", () => {
+    const queue = new MessageQueue();
+    expect('next' in queue.added$).toBe(false);
+    const seen: string[] = [];
+    const stop = listenTo(queue.added$, (item) => seen.push(text(item)));
+    queue.push(userMessage('hi'));
+    stop();
+    expect(seen).toEqual(['hi']);
+  });
+
   it('works with operators, as any Observable does', () => {
     const b = new Broadcast<number>();
     const seen: number[] = [];
