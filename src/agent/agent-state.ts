@@ -2,16 +2,18 @@ import { BehaviorSubject, Observable, type Observer, Subscription, type Unsubscr
 import { Broadcast } from '../sources/broadcast.js';
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import { RunReplay } from './run-replay.js';
+import { DeltaRun } from './delta-run.js';
 import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } from '../view/transcript-state.js';
 
 /**
  * Makes one run hot where a UI needs it: the first subscriber starts it, every later subscriber
  * — a `runToEnd` next to a `subscribe`, a component mounted mid-run — shares that one run and
- * first gets the events it missed, replayed. When every subscriber has unsubscribed the run is
- * torn down (cancelled) as before; once it has ended, a new subscriber gets its events replayed.
- * An assistant `MessageStart` is replayed as it was when emitted (its message copied), so a late
- * fold of the deltas does not count them twice. What is replayed is kept compact (an update as its
- * delta, see {@link RunReplay}) and rebuilt, equal, for the subscriber that comes late.
+ * first catches up on the events it missed: each as it was, but consecutive deltas to one block
+ * as one update (their text, the last snapshot and time: see {@link RunReplay}), so that a page
+ * mounted after thousands of deltas renders the text so far once. When every subscriber has
+ * unsubscribed the run is torn down (cancelled) as before; once it has ended, a new subscriber
+ * catches up on the whole run. An assistant `MessageStart` is passed on as it was when emitted
+ * (its message copied), so a late fold of the deltas does not count them twice.
  *
  * `connect` starts the run when the first subscriber comes (again after a cancellation): it hands
  * every event of the run to `sink` (a plain callback per event: no operator between the run and its
@@ -20,7 +22,7 @@ import { emptyFold, reduceTranscript, type Transcript, type TranscriptFold } fro
  *
  * What is kept for later subscribers is kept only while one can come: once nothing holds the
  * returned Observable any more (`agent.prompt(x).subscribe(render)` keeps none), the GC collects
- * it and the run's log is dropped at its next event that is not a delta.
+ * it and the run's log is dropped at its next event that is not a delta. Nothing is kept per delta.
  */
 export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable): Observable<AgentEvent> {
   let replay: RunReplay | undefined;
@@ -59,26 +61,11 @@ export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable
 const MAX_PENDING = 4096;
 
 /**
- * Consecutive text or thinking deltas to one block, gathered while nobody watches: folded as one
- * delta. What a next delta is compared with (loop, kind, block) is copied here: with hundreds of
- * agents interleaved, the event before is a likely cache miss.
- */
-interface DeltaRun {
-  readonly type: 'DeltaRun';
-  /** The latest of them: its message holds every delta so far. */
-  event: MessageUpdateEvent;
-  readonly pieces: string[];
-  readonly loopId: string;
-  readonly kind: 'text' | 'thinking';
-  readonly contentIndex: number;
-}
-
-/**
  * An agent's view state: the {@link Transcript} of its runs, with a current value. While `state$`
  * has subscribers every event is folded as it arrives (one snapshot per event, as a UI wants);
  * while it has none, events wait and are folded when the state is next read — so an agent nobody
- * renders does not pay a snapshot per delta. Waiting, consecutive text and thinking deltas to
- * one block are gathered into one delta, and the deltas of a message that has ended are dropped
+ * renders does not pay a snapshot per delta. Waiting, consecutive deltas to one block are gathered
+ * into one delta (a {@link DeltaRun}: nothing kept per delta), and the deltas of a message that has ended are dropped
  * (its MessageEnd replaces what they streamed), so what waits is a few entries per message.
  * It also hands every event to the agent's `events$`, while that has subscribers.
  */
@@ -155,23 +142,11 @@ export class TranscriptStore {
   }
 
   private wait(event: MessageUpdateEvent): void {
-    const delta = event.delta;
-    const run = this.gathering;
-    if (run !== undefined && run.contentIndex === delta.contentIndex && run.kind === delta.type && run.loopId === event.loopId) {
-      // The hot path: one more delta to the block being gathered (nothing else read).
-      run.event = event;
-      run.pieces.push(delta.delta);
-      return;
-    }
+    // The hot path: one more delta to the block being gathered (nothing kept).
+    if (this.gathering?.add(event) === true) return;
     const pending = this.pending;
     this.updatesFrom ??= pending.length;
-    if (delta.type === 'text' || delta.type === 'thinking') {
-      const gathering: DeltaRun = { type: 'DeltaRun', event, pieces: [delta.delta], loopId: event.loopId, kind: delta.type, contentIndex: delta.contentIndex };
-      pending.push((this.gathering = gathering));
-    } else {
-      this.gathering = undefined;
-      pending.push(event);
-    }
+    pending.push((this.gathering = DeltaRun.of(event)));
     if (pending.length >= MAX_PENDING) this.catchUp();
   }
 
@@ -180,7 +155,7 @@ export class TranscriptStore {
     const pending = this.pending;
     for (let i = this.updatesFrom!; i < pending.length; i++) {
       const entry = pending[i]!;
-      if ((entry as DeltaRun | MessageUpdateEvent).loopId !== loopId) return false;
+      if ((entry as DeltaRun).loopId !== loopId) return false;
     }
     return true;
   }
@@ -200,10 +175,6 @@ export class TranscriptStore {
     this.pending = [];
     this.updatesFrom = undefined;
     this.gathering = undefined;
-    for (const entry of entries) {
-      if (entry.type !== 'DeltaRun') this.apply(entry);
-      else if (entry.pieces.length === 1) this.apply(entry.event);
-      else this.apply({ ...entry.event, delta: { ...entry.event.delta, delta: entry.pieces.join('') } });
-    }
+    for (const entry of entries) this.apply(entry.type === 'DeltaRun' ? entry.update() : entry);
   }
 }

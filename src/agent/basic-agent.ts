@@ -30,7 +30,7 @@ export type ContinueKindName = 'default' | 'rerun' | 'branch';
 /**
  * The stateful agent: owns the conversation, tools, queues and ids, and runs `agentLoop` for you.
  * Every run is an Observable that starts when first subscribed and is shared by later
- * subscribers (who catch up on its events); `state$` is the view state with a current value;
+ * subscribers (who catch up on its events, each run of deltas to one block as one update); `state$` is the view state with a current value;
  * `events$` is one hot stream of
  * every event of every run, for UIs.
  *
@@ -90,8 +90,9 @@ export class BasicAgent extends AgentControls {
 
   /**
    * Runs the agent on new input. Starts when first subscribed and runs once however many
-   * subscribe: a later subscriber shares the run and first catches up on its events (see
-   * {@link shareRun}); when all unsubscribe, the run is cancelled. Another prompt while a run is
+   * subscribe: a later subscriber shares the run and first catches up on its events, each run of
+   * deltas to one block as one update (see {@link shareRun}); when all unsubscribe, the run is
+   * cancelled. Another prompt while a run is
    * active fails with AgentError('AlreadyRunning') and leaves that run alone. `options.output`
    * asks this run for structured output (see `config.output`), on its AgentEnd.
    */

@@ -5,7 +5,7 @@ import { BasicAgent, defineTool, runToEnd, transcript, type AgentEvent, type Tra
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { emptyAssistant, type AssistantMessage } from '../../src/types/message.js';
 import type { StreamEvent } from '../../src/types/provider.js';
-import { fixtureReport, testScheduler } from './helpers.js';
+import { caughtUp, fixtureReport, testScheduler } from './helpers.js';
 
 function agent(script: ScriptStep[]) {
   const provider = scriptedProvider(script);
@@ -101,14 +101,14 @@ describe('BasicAgent: hot where a UI needs it', () => {
   });
 
   it('state read at any event equals the fold of the events when a provider\'s snapshots do not hold its deltas', async () => {
-    // A hand-written provider: its second delta's snapshot is stale (it lacks "cd"), the third's is right again.
+    // A hand-written provider: its second delta's snapshot is stale (it lacks "cd"), and the later ones never get "cd".
     const at = (text: string): AssistantMessage => ({ ...emptyAssistant('m', 'custom', 0), content: [{ type: 'text', text }] });
     const stream: StreamEvent[] = [
       { type: 'start', partial: emptyAssistant('m', 'custom', 0) },
       { type: 'textDelta', contentIndex: 0, delta: 'ab', partial: at('ab') },
       { type: 'textDelta', contentIndex: 0, delta: 'cd', partial: at('ab') },
-      { type: 'textDelta', contentIndex: 0, delta: 'ef', partial: at('abcdef') },
-      { type: 'textDelta', contentIndex: 0, delta: 'gh', partial: at('abcdefgh') },
+      { type: 'textDelta', contentIndex: 0, delta: 'ef', partial: at('abef') },
+      { type: 'textDelta', contentIndex: 0, delta: 'gh', partial: at('abefgh') },
       { type: 'done', message: at('abcdefgh') },
     ];
     for (const every of [1, 2, 3, 1000]) {
@@ -137,9 +137,10 @@ describe('BasicAgent: hot where a UI needs it', () => {
     expect(provider.requests).toHaveLength(1);
     expect(end.messages.at(-1)).toMatchObject({ role: 'assistant' });
     expect(events.at(-1)).toBe(end);
-    // after the end, a subscriber gets the same run replayed, not a new run
+    // after the end, a subscriber catches up on the same run (each run of deltas as one update), not a new run
     const again = await lastValueFrom(run$.pipe(toArray()));
-    expect(again).toEqual(events);
+    expect(again).toEqual(caughtUp(events));
+    expect(fold(again)).toEqual(fold(events));
     expect(provider.requests).toHaveLength(1);
   });
 
@@ -150,14 +151,18 @@ describe('BasicAgent: hot where a UI needs it', () => {
       const early: AgentEvent[] = [];
       const late: AgentEvent[] = [];
       const lateViews: Transcript[] = [];
+      let mountedAt = 0;
       run$.subscribe((e) => early.push(e));
       cold('12ms a').subscribe(() => {
-        expect(early.some((e) => e.type === 'MessageUpdate')).toBe(true); // mounted mid-reply
+        expect(early.filter((e) => e.type === 'MessageUpdate').length).toBeGreaterThan(1); // mounted mid-reply
+        mountedAt = early.length;
         run$.subscribe((e) => late.push(e));
         run$.pipe(transcript()).subscribe((v) => lateViews.push(v));
       });
       flush();
-      expect(late.map((e) => e.type)).toEqual(early.map((e) => e.type));
+      // What it missed, each run of deltas as one update; then every event live.
+      expect(late).toEqual([...caughtUp(early.slice(0, mountedAt)), ...early.slice(mountedAt)]);
+      expect(late.length).toBeLessThan(early.length);
       const text = lateViews.map((v) => v.streaming?.content[0]).filter((b) => b?.type === 'text').at(-1);
       expect(text).toEqual({ type: 'text', text: 'streamed slowly to the page' }); // no delta counted twice
     });
@@ -186,9 +191,9 @@ describe('BasicAgent: what a hot run keeps for later subscribers', () => {
   it('keeps its replay log only while its Observable can still be subscribed to', async () => {
     expect(await fixtureReport('replay-retention', ['--expose-gc'])).toEqual({
       droppedAlive: 0, // `agent.prompt(x).subscribe(…)`: nobody can subscribe later, nothing is kept
-      keptAlive: 8, // the Observable is held: the first delta of each of the 8 blocks is kept (the rest as texts)
+      keptAlive: 8, // the Observable is held: of each of the 8 runs of deltas to one block, the last update is kept, no other
       sameEvents: true,
-      lateReplayed: true, // and a late subscriber of the held one gets every event so far
+      lateCaughtUp: true, // and a late subscriber of the held one catches up on every event so far, each run of deltas as one update
     });
   }, 90_000);
 });

@@ -68,3 +68,33 @@ export async function fixtureReport(name: string, nodeFlags: readonly string[]):
   );
   return JSON.parse(stdout.trim().split('\n').at(-1)!);
 }
+
+type Update = Extract<AgentEvent, { type: 'MessageUpdate' }>;
+const DELTA_FIELDS = ['type', 'contentIndex', 'delta'];
+const FIRST_TOOL_DELTA_FIELDS = [...DELTA_FIELDS, 'id', 'name'];
+
+/**
+ * What a subscriber that comes late to a shared run catches up on, written out plainly: every
+ * event as it was, but consecutive deltas to one block of one loop as one update — their texts
+ * joined, the last one's message and time. A delta with another field (a tool-argument delta
+ * that names its call) does not join the one before; the first of a tool call's may name it.
+ */
+export function caughtUp(events: readonly AgentEvent[]): AgentEvent[] {
+  const out: AgentEvent[] = [];
+  for (const e of events) {
+    const before = out[out.length - 1];
+    if (e.type === 'MessageUpdate' && before?.type === 'MessageUpdate' && joins(before, e)) {
+      out[out.length - 1] = { ...e, delta: { ...before.delta, delta: before.delta.delta + e.delta.delta } };
+    } else {
+      out.push(e);
+    }
+  }
+  return out;
+}
+
+function joins(before: Update, e: Update): boolean {
+  const [a, b] = [before.delta, e.delta];
+  if (before.loopId !== e.loopId || a.type !== b.type || a.contentIndex !== b.contentIndex) return false;
+  const only = (d: object, fields: string[]): boolean => Object.keys(d).every((k) => fields.includes(k));
+  return only(b, DELTA_FIELDS) && only(a, a.type === 'toolCall' ? FIRST_TOOL_DELTA_FIELDS : DELTA_FIELDS);
+}
