@@ -142,7 +142,10 @@ async function buildPhi() {
   if (features.recordSession) {
     loop.push(`export { recordSession } from ${src('operators/record-session.ts')};`, `export { SessionRecorder } from ${src('session/recorder.ts')};`);
   }
-  if (features.basicAgent) loop.push(`export { BasicAgent } from ${src('agent/basic-agent.ts')};`);
+  if (features.basicAgent) {
+    // MessageQueue and Broadcast: what the phi-agent-loop-wired contender gives agentLoop, as BasicAgent does.
+    loop.push(`export { BasicAgent } from ${src('agent/basic-agent.ts')};`, `export { MessageQueue } from ${src('sources/queues.ts')};`, `export { Broadcast } from ${src('sources/broadcast.ts')};`);
+  }
   const sse = [
     `export { userMessage } from ${src('types/message.ts')};`,
     `export { createParser } from 'eventsource-parser';`,

@@ -141,12 +141,32 @@ export class TranscriptStore {
     this.subject?.next(emptyFold.view);
   }
 
+  /**
+   * A delta of the run of deltas `run` (gathered by the caller, who shares it: see {@link DeltaRun}),
+   * which `started` with it. While nobody watches, a run is kept as it grows: the delta itself needs
+   * no work here.
+   */
+  pushDelta(event: MessageUpdateEvent, run: DeltaRun, started: boolean): void {
+    if (this.watchers > 0) {
+      this.catchUp();
+      this.apply(event);
+    } else if (run !== this.gathering) {
+      // (The hot path is the run gathered already: nothing to do.) A run that began while the state was watched: the rest of it is gathered here.
+      if (started) this.waitFor(run);
+      else this.wait(event);
+    }
+    if (this.eventWatchers > 0) this.events.next(event);
+  }
+
   private wait(event: MessageUpdateEvent): void {
     // The hot path: one more delta to the block being gathered (nothing kept).
-    if (this.gathering?.add(event) === true) return;
+    if (this.gathering?.add(event) !== true) this.waitFor(DeltaRun.of(event));
+  }
+
+  private waitFor(run: DeltaRun): void {
     const pending = this.pending;
     this.updatesFrom ??= pending.length;
-    pending.push((this.gathering = DeltaRun.of(event)));
+    pending.push((this.gathering = run));
     if (pending.length >= MAX_PENDING) this.catchUp();
   }
 
@@ -174,6 +194,7 @@ export class TranscriptStore {
     if (entries.length === 0) return;
     this.pending = [];
     this.updatesFrom = undefined;
+    // A run gathered here is folded as it is now; the rest of it, if it goes on, is gathered here anew (it may be shared, see DeltaRun).
     this.gathering = undefined;
     for (const entry of entries) this.apply(entry.type === 'DeltaRun' ? entry.update() : entry);
   }

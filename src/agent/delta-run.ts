@@ -15,6 +15,11 @@ import type { MessageUpdateEvent, StreamDelta } from '../types/events.js';
  * whose snapshot lags behind its deltas starts a new run.
  * A tool-argument delta joins when it names no id or name; its text is kept (a snapshot holds
  * the arguments parsed, not their JSON).
+ *
+ * One run may be kept by several (a `BasicAgent` run's replay log and the agent's view state
+ * share the runs its follower gathers, so a delta is looked at once). One who hands a run on
+ * before it has ended either {@link close}s it (the next delta begins a new one for all) or
+ * gathers the rest of it on its own.
  */
 export class DeltaRun {
   readonly type = 'DeltaRun';
@@ -23,8 +28,10 @@ export class DeltaRun {
   private readonly contentIndex: number;
   /** The run's last update. */
   private last: MessageUpdateEvent;
-  /** Text and thinking: the block's text length after the last delta; tool arguments: 0. -1: no other delta can join. */
+  /** Text and thinking: the block's text length after the last delta; tool arguments: 0 (-1: none may join). */
   private length: number;
+  /** Whether another delta may join. */
+  private open: boolean;
   /** Text and thinking: where the run's text begins in the block's text. */
   private readonly from: number;
   /** Tool arguments: the first delta (with the call's id and name), then the deltas' texts. */
@@ -40,6 +47,7 @@ export class DeltaRun {
     this.last = update;
     this.from = from;
     this.length = length;
+    this.open = length >= 0;
     this.first = delta.type === 'toolCall' ? delta : undefined;
   }
 
@@ -56,7 +64,7 @@ export class DeltaRun {
   add(update: MessageUpdateEvent): boolean {
     const delta = update.delta;
     const length = this.length;
-    if (length < 0 || update.loopId !== this.loopId || delta.type !== this.kind || delta.contentIndex !== this.contentIndex) return false;
+    if (!this.open || update.loopId !== this.loopId || delta.type !== this.kind || delta.contentIndex !== this.contentIndex) return false;
     if (delta.type === 'toolCall') {
       if (delta.id !== undefined || delta.name !== undefined || keyCount(delta) !== 3) return false;
       (this.pieces ??= [this.first!.delta]).push(delta.delta);
@@ -67,6 +75,11 @@ export class DeltaRun {
     this.last = update;
     this.joined = true;
     return true;
+  }
+
+  /** Ends the run: no delta joins it any more (one who has handed it on keeps it as it is now). */
+  close(): void {
+    this.open = false;
   }
 
   /** The one update the run's deltas add up to. */

@@ -1,5 +1,7 @@
 import type { Observer, Subscription } from 'rxjs';
-import type { AgentEvent } from '../types/events.js';
+import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
+import { DeltaRun } from './delta-run.js';
+import { RunReplay } from './run-replay.js';
 import type { SessionRecorder } from '../session/recorder.js';
 import type { RunControls } from './run-controls.js';
 import type { TranscriptStore } from './agent-state.js';
@@ -28,6 +30,10 @@ export class RunFollower implements Observer<AgentEvent> {
   private readonly recorder: SessionRecorder;
   private readonly recordsDeltas: boolean;
   private readonly store: TranscriptStore;
+  /** `sink`, when it is a shared run's replay: handed the runs of deltas gathered here. */
+  private readonly replay: RunReplay | undefined;
+  /** The run of deltas being gathered (until an event that is not a delta). */
+  private run: DeltaRun | undefined;
 
   constructor(
     agent: FollowedAgent,
@@ -40,25 +46,48 @@ export class RunFollower implements Observer<AgentEvent> {
     this.recorder = agent.recorder;
     this.recordsDeltas = agent.recorder.recordsStreamingEvents;
     this.store = agent.store;
+    this.replay = sink instanceof RunReplay ? sink : undefined;
   }
 
   next(event: AgentEvent): void {
     this.started = true;
+    if (event.type === 'MessageUpdate') return this.nextDelta(event);
+    this.run = undefined;
     try {
-      if (event.type === 'MessageUpdate') {
-        // The hot path (a run's deltas): no agent state changes with a delta but the view's.
-        if (this.recordsDeltas) this.recorder.onEvent(event);
-      } else {
-        this.onEvent(event);
-        this.controls.observe(event, this.recorder);
-      }
+      this.onEvent(event);
+      this.controls.observe(event, this.recorder);
       this.store.push(event); // and to events$, when watched
     } catch (e) {
-      this.sink.error(e); // what fails here fails the run, it is not lost
-      this.following.unsubscribe();
+      this.fail(e);
       return;
     }
     this.sink.next(event);
+  }
+
+  /**
+   * The hot path (a run's deltas): no agent state changes with a delta but the view's. The delta
+   * is looked at once, here: the runs of deltas gathered are shared with the view state and the
+   * replay log (see {@link DeltaRun}).
+   */
+  private nextDelta(event: MessageUpdateEvent): void {
+    let run = this.run;
+    const started = run === undefined || !run.add(event);
+    if (started) run = this.run = DeltaRun.of(event);
+    try {
+      if (this.recordsDeltas) this.recorder.onEvent(event);
+      this.store.pushDelta(event, run!, started); // and to events$, when watched
+    } catch (e) {
+      this.fail(e);
+      return;
+    }
+    if (this.replay !== undefined) this.replay.nextDelta(event, run!, started);
+    else this.sink.next(event);
+  }
+
+  /** What fails here fails the run, it is not lost. */
+  private fail(e: unknown): void {
+    this.sink.error(e);
+    this.following.unsubscribe();
   }
 
   error(err: unknown): void {

@@ -1,5 +1,5 @@
 import { Observable, type Observer, type Subscriber, type SubjectLike, type Unsubscribable } from 'rxjs';
-import type { AgentEvent } from '../types/events.js';
+import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 import { DeltaRun } from './delta-run.js';
 
@@ -34,6 +34,13 @@ class EventLog {
     this.entries.push(event);
   }
 
+  /** Keeps a delta of `run`, a run of deltas its caller gathers and shares (see {@link DeltaRun}), which `started` with it. */
+  protected pushRun(event: MessageUpdateEvent, run: DeltaRun, started: boolean): void {
+    if (run === this.run) return; // the hot path: kept already, it grows by itself
+    if (started) this.entries.push((this.run = run));
+    else this.push(event); // a run that began before it was kept here: the rest of it is gathered here
+  }
+
   /** Drops everything kept (no one can ask for it any more). */
   protected forget(): void {
     this.entries = [];
@@ -43,6 +50,7 @@ class EventLog {
   /** Delivers every entry kept so far (and any kept while it delivers), a run of deltas as its one update. */
   protected replay(to: { next(event: AgentEvent): void; readonly closed: boolean }): void {
     // What arrives while it delivers is kept apart from the run it delivered: it reaches `to` too.
+    this.run?.close();
     this.run = undefined;
     const entries = this.entries;
     for (let i = 0; i < entries.length && !to.closed; i++) {
@@ -87,6 +95,13 @@ export class RunReplay extends EventLog implements SubjectLike<AgentEvent> {
     // The hot path (a delta) reads nothing but this object; other events also check whether to keep on keeping.
     if (value.type !== 'MessageUpdate') return this.nextOther(value);
     if (this.keeping) this.push(value);
+    this.deliver(value);
+  }
+
+  /** `next` for a delta of `run`, a run of deltas the caller gathers and shares, which `started` with it: the delta is not looked at here. */
+  nextDelta(value: MessageUpdateEvent, run: DeltaRun, started: boolean): void {
+    if (this.ending) return;
+    if (this.keeping) this.pushRun(value, run, started);
     this.deliver(value);
   }
 

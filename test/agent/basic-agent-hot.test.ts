@@ -128,6 +128,41 @@ describe('BasicAgent: hot where a UI needs it', () => {
     }
   });
 
+  it('the view state and late subscribers share the runs of deltas: read, watched and mounted anywhere, each sees every delta once', () => {
+    // Every combination of: the state read mid-message (which ends the run of deltas gathered so far), state$ watched
+    // for a while (the store folds each delta, then gathers again), and a subscriber mounted late (which ends it too).
+    for (const [readAt, watchFrom, watchTo, mountAt] of [[3, 5, 9, 7], [7, 2, 4, 3], [4, 6, 30, 5], [30, 1, 2, 12], [9, 30, 31, 9]] as const) {
+      testScheduler().run(({ flush }) => {
+        const { agent: a } = agent([{ text: 'streamed slowly, delta after delta, to the page', thinking: 'a thought first', chunkDelay: 2, toolCalls: [{ name: 'echo', arguments: { text: 'x' } }] }, { text: 'and a second answer' }]);
+        a.withTools(defineTool({ name: 'echo', description: 'Echoes.', parameters: z.object({ text: z.string() }), execute: ({ text }) => text }));
+        const run$ = a.prompt('hi');
+        const early: AgentEvent[] = [];
+        const late: AgentEvent[] = [];
+        const reads: Array<[number, Transcript, Transcript]> = [];
+        let watching: { unsubscribe(): void } | undefined;
+        run$.subscribe((e) => {
+          early.push(e);
+          const n = early.length;
+          if (n === readAt) reads.push([n, a.state, fold(early)]);
+          if (n === watchFrom) watching = a.state$.subscribe();
+          if (n === watchTo) watching?.unsubscribe();
+          if (n === mountAt) run$.subscribe((x) => late.push(x));
+          if (n % 4 === 0 && n > watchTo) reads.push([n, a.state, fold(early)]);
+        });
+        flush();
+        const at = `read at ${readAt}, watched ${watchFrom}–${watchTo}, mounted at ${mountAt}`;
+        expect(early.at(-1)?.type, at).toBe('AgentEnd');
+        for (const [n, state, expected] of reads) expect(state, `${at}: state after event ${n}`).toEqual(expected);
+        expect(a.state, at).toEqual(fold(early));
+        expect(late, at).toEqual([...caughtUp(early.slice(0, mountAt)), ...early.slice(mountAt)]);
+        const after = [] as AgentEvent[];
+        run$.subscribe((x) => after.push(x));
+        expect(fold(after), at).toEqual(fold(early));
+        expect(after.filter((e) => e.type !== 'MessageUpdate'), at).toEqual(early.filter((e) => e.type !== 'MessageUpdate'));
+      });
+    }
+  });
+
   it('one prompt runs once however many subscribe: subscribe + runToEnd share one run', async () => {
     const { agent: a, provider } = agent([{ text: 'only once' }, { text: 'a second run' }]);
     const run$ = a.prompt('hi');
