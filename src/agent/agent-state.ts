@@ -28,9 +28,9 @@ export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable
   let replay: RunReplay | undefined;
   let connection: Subscription | undefined;
   let subscribers = 0;
-  // The replay keeps the run's events only while this Observable can still be subscribed to (held weakly: see RunReplay).
+  // The replay keeps the run's events only while this Observable can still be subscribed to (its token held weakly: see SharedRun).
   let handle: WeakRef<object> | undefined;
-  const run$ = new Observable<AgentEvent>((subscriber) => {
+  const run$ = new SharedRun((subscriber) => {
     subscribers++;
     const target = (replay ??= new RunReplay(handle));
     subscriber.add(() => {
@@ -53,8 +53,19 @@ export function shareRun(connect: (sink: Observer<AgentEvent>) => Unsubscribable
       }
     }
   });
-  handle = new WeakRef(run$);
+  handle = new WeakRef(run$.token);
   return run$;
+}
+
+/**
+ * A shared run's Observable, and the token its replay log holds weakly: the token is reachable
+ * while the Observable is, and from nothing else. A `WeakRef` to the Observable itself would keep
+ * it — and all a run reaches through it: its agent, its replay log — alive to the end of the current
+ * job (a `WeakRef`'s target is kept so until the job ends), which is every run of the job when a
+ * provider's parts come as microtasks.
+ */
+class SharedRun extends Observable<AgentEvent> {
+  readonly token: object = {};
 }
 
 /** Entries kept unfolded while nobody watches the state, at most (then they are folded). */

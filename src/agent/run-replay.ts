@@ -82,9 +82,9 @@ export class RunReplay extends EventLog implements SubjectLike<AgentEvent> {
   private keeping = true;
 
   /**
-   * `handle`: the shared run's Observable, held weakly. Once it is collected no later subscriber
-   * can come, so nothing more is kept and what was is dropped (looked at with each event but the
-   * deltas). Without one, everything is kept.
+   * `handle`: what only the shared run's Observable holds, held weakly. Once it is collected no later
+   * subscriber can come, so nothing more is kept and what was is dropped (looked at with each event
+   * but the deltas). Without one, everything is kept.
    */
   constructor(private readonly handle?: WeakRef<object>) {
     super();

@@ -229,6 +229,7 @@ describe('BasicAgent: what a hot run keeps for later subscribers', () => {
       keptAlive: 8, // the Observable is held: of each of the 8 runs of deltas to one block, the last update is kept, no other
       sameEvents: true,
       lateCaughtUp: true, // and a late subscriber of the held one catches up on every event so far, each run of deltas as one update
+      agentsCollectedInOneJob: 20, // agents run to the end in one job are collected in it (nothing keeps them to its end)
     });
   }, 90_000);
 });
