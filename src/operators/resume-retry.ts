@@ -115,8 +115,9 @@ export class RetryResumer {
    */
   private trusted = true;
   private latest: AssistantMessage | undefined;
-  /** The length of the text shown of each text or thinking block, by content index (while trusted). */
+  /** The length of the text shown of each text or thinking block, and its kind, by content index (while trusted). */
   private readonly held: number[] = [];
+  private readonly heldKind: Array<'text' | 'thinking'> = [];
   /** The block `record` has open last: its kind and content index (`openKind` -1: none). */
   private openKind = -1;
   private openIndex = -1;
@@ -202,17 +203,33 @@ export class RetryResumer {
     this.target.push(text === deltaText(e) ? e : ({ ...e, delta: text } as Delta));
   }
 
-  /** Whether `e`'s snapshot holds what was shown of its block and `text` after it; if so, it becomes `latest`. */
+  /**
+   * Whether `e`'s snapshot holds what was shown of its block and `text` after it, and of every other
+   * block shown (a text at least as long: one it made longer without a delta is read as far as
+   * shown); if so, it becomes `latest`.
+   */
   private holds(e: Delta, text: string): boolean {
     const index = e.contentIndex;
-    const block = e.partial.content[index];
-    const now = e.type === 'textDelta' ? (block?.type === 'text' ? block.text : undefined) : block?.type === 'thinking' ? block.thinking : undefined;
-    const length = (this.held[index] ?? 0) + text.length;
-    if (typeof now !== 'string' || now.length !== length) return false;
-    this.held[index] = length;
+    const content = e.partial.content;
+    const held = this.held;
+    const length = (held[index] ?? 0) + text.length;
+    if (textLength(content[index], e.type === 'textDelta' ? 'text' : 'thinking') !== length) return false;
+    for (let i = 0; i < held.length; i++) {
+      const shown = held[i];
+      if (i !== index && shown !== undefined && !(textLength(content[i], this.heldKind[i]!) >= shown)) return false;
+    }
+    held[index] = length;
+    this.heldKind[index] = e.type === 'textDelta' ? 'text' : 'thinking';
     this.latest = e.partial;
     return true;
   }
+}
+
+/** The length of a block's text of `kind` (-1: it has none). */
+function textLength(block: AssistantMessage['content'][number] | undefined, kind: 'text' | 'thinking'): number {
+  if (block === undefined || block.type !== kind) return -1;
+  const text = (block as unknown as Record<string, unknown>)[kind];
+  return typeof text === 'string' ? text.length : -1;
 }
 
 /** A tool call's id and name, as the record keeps them. */

@@ -136,6 +136,21 @@ describe('resumeRetry', () => {
       });
     });
 
+    it('a snapshot that no longer holds a block shown before (shorter, or gone): what was shown is still known exactly', () => {
+      scheduler().run(({ cold, expectObservable }) => {
+        const hello = snap(p2, { thinking: 'Plan', text: 'Hello' });
+        // "Plan" is shown, then "Hel" comes with a snapshot whose thinking is "Pl": "Plan" is what was shown.
+        const v = {
+          M, k: think('Plan', snap(p1, { thinking: 'Plan' })), a: text('Hel', snap(p1, { thinking: 'Pl', text: 'Hel' }), 1),
+          l: think('Plan', snap(p2, { thinking: 'Plan' })), c: text('Hello', hello, 1), d: done('Hello'),
+        };
+        expectObservable(cold('M-k-a-M-l-c-d|', v).pipe(resumeRetry())).toBe('--k-a-----o-d|', { ...v, o: text('lo', hello, 1) });
+        // The same when the snapshot has no thinking block there any more.
+        const w = { ...v, a: text('Hel', { ...p1, content: [{ type: 'text', text: 'Plan' }, { type: 'text', text: 'Hel' }] }, 1) };
+        expectObservable(cold('M-k-a-M-l-c-d|', w).pipe(resumeRetry())).toBe('--k-a-----o-d|', { ...w, o: text('lo', hello, 1) });
+      });
+    });
+
     it('a snapshot that stops holding its deltas mid-block: what was shown is still known exactly, and a retry resumes after it', () => {
       scheduler().run(({ cold, expectObservable }) => {
         // "Hel" is held by its snapshot; "lo" comes with a stale one (still "Hel"): from there the texts are recorded.
