@@ -33,11 +33,12 @@ export class RunControls {
   // Broadcasts, not Subjects: a run listens with a plain callback (no Subscriber per dispatch), and nothing is kept until it does.
   private readonly answers = new Broadcast<ApprovalAnswer>();
   private readonly cancels = new Broadcast<ToolCallCancel>();
-  private readonly pending = new Map<string, PendingApproval>();
+  // Made on first use (most agents never ask for an approval): an idle agent is a few hundred bytes smaller.
+  private pending: Map<string, PendingApproval> | undefined;
   /** Calls of the active run's assistant messages: `true` once finished. */
   private readonly calls = new Map<string, boolean>();
   /** Answers given to a restored agent before the run that needs them resumes. */
-  private readonly early = new Map<string, ApprovalDecision>();
+  private early: Map<string, ApprovalDecision> | undefined;
   /** The branches of the active `promptParallel` run, and which have ended. */
   private branches: { loopIds: readonly string[]; ended: Set<string>; cancel: Subject<{ branch: number; reason?: string }> } | undefined;
 
@@ -54,17 +55,17 @@ export class RunControls {
         return;
       case 'ToolApprovalRequested':
         this.calls.set(event.toolCallId, false);
-        this.pending.set(event.toolCallId, {
+        (this.pending ??= new Map()).set(event.toolCallId, {
           loopId: event.loopId, toolCallId: event.toolCallId, toolName: event.toolName, args: event.args, requestedAt: event.timestamp,
         });
         return;
       case 'ToolApprovalResolved':
-        this.pending.delete(event.toolCallId);
-        this.early.delete(event.toolCallId);
+        this.pending?.delete(event.toolCallId);
+        this.early?.delete(event.toolCallId);
         return;
       case 'ToolExecutionEnd':
         this.calls.set(event.toolCallId, true);
-        this.pending.delete(event.toolCallId);
+        this.pending?.delete(event.toolCallId);
         return;
       case 'AgentEnd':
         this.branches?.ended.add(event.loopId);
@@ -79,15 +80,14 @@ export class RunControls {
 
   /** Calls waiting for approval, oldest first. */
   list(): PendingApproval[] {
-    return [...this.pending.values()];
+    return this.pending ? [...this.pending.values()] : [];
   }
 
   /** Takes on what a restored session left waiting; `approve` then resumes the run. */
   adopt(pending: readonly PendingApproval[]): void {
-    this.pending.clear();
+    this.pending = pending.length > 0 ? new Map(pending.map((p) => [p.toolCallId, p])) : undefined;
     this.calls.clear();
-    this.early.clear();
-    for (const p of pending) this.pending.set(p.toolCallId, p);
+    this.early = undefined;
   }
 
   /**
@@ -97,8 +97,8 @@ export class RunControls {
    */
   approve(toolCallId: string, decision: ApprovalDecision, running: boolean): ApprovalRoute {
     checkDecision(toolCallId, decision);
-    if (!this.pending.has(toolCallId)) {
-      const waiting = [...this.pending.keys()];
+    if (this.pending?.has(toolCallId) !== true) {
+      const waiting = this.pending ? [...this.pending.keys()] : [];
       throw new AgentError(
         'UnknownToolCall',
         `approve("${toolCallId}"): no tool call with this id is waiting for approval (${waiting.length ? `waiting: ${waiting.join(', ')}` : 'none is waiting'}).`,
@@ -106,7 +106,7 @@ export class RunControls {
     }
     // Kept until the call is resolved: a run that asks for this call only later (a resumed run,
     // sequential dispatch) gets it when it asks.
-    this.early.set(toolCallId, decision);
+    (this.early ??= new Map()).set(toolCallId, decision);
     if (!running) return 'resume';
     this.answers.next({ toolCallId, ...decision });
     return 'active';
@@ -162,7 +162,7 @@ export class RunControls {
     const cancels = this.cancels.asObservable();
     const cancelToolCalls = config.cancelToolCalls ? merge(cancels, config.cancelToolCalls) : cancels;
     if (!asks) return { cancelToolCalls };
-    const early$ = defer(() => from([...this.early].map(([toolCallId, d]) => ({ toolCallId, ...d }))));
+    const early$ = defer(() => from([...(this.early ?? [])].map(([toolCallId, d]) => ({ toolCallId, ...d }))));
     const answers: Observable<ApprovalAnswer> = merge(early$, this.answers.asObservable(), ...(own?.answers ? [own.answers] : []));
     const approval: ToolApprovalConfig = { ...own, answers };
     return { approval, cancelToolCalls };

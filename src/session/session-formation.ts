@@ -40,9 +40,9 @@ export interface SessionState {
 export class SessionTable {
   /** Every retained session (open and completed-not-drained), by recorded id. */
   private readonly states = new Map<string, SessionState>();
-  /** Event sessionId -> the recorded id it currently writes to (differs after rotations). */
-  private readonly current = new Map<string, string>();
-  private readonly rotations = new Map<string, number>();
+  /** Event sessionId -> the recorded id it currently writes to, and the rotations of each: made at the first rotation (most tables never rotate). */
+  private current: Map<string, string> | undefined;
+  private rotations: Map<string, number> | undefined;
   /** Completed sessions in completion order, for `drain`. */
   private completedOrder: SessionState[] = [];
 
@@ -63,12 +63,13 @@ export class SessionTable {
 
   /** The session record a new loop of `sessionId` belongs to, opening or rotating one as the policy says. */
   sessionFor(sessionId: string, agentId: string, timestamp: number): SessionState {
-    const state = this.states.get(this.current.get(sessionId) ?? sessionId);
+    const state = this.states.get(this.current?.get(sessionId) ?? sessionId);
     if (!state) return this.openSession(sessionId, sessionId, agentId, { kind: 'firstLoop', timestamp });
     if (this.policy.kind === 'inactivityTimeout' && state.open === 0 && timestamp - state.session.lastActiveAt > this.policy.idleMs) {
       this.complete(state);
-      const n = (this.rotations.get(sessionId) ?? 1) + 1;
-      this.rotations.set(sessionId, n);
+      const rotations = (this.rotations ??= new Map());
+      const n = (rotations.get(sessionId) ?? 1) + 1;
+      rotations.set(sessionId, n);
       return this.openSession(`${sessionId}~${n}`, sessionId, agentId || state.session.agentId, {
         kind: 'inactivityTimeout',
         timestamp,
@@ -109,7 +110,7 @@ export class SessionTable {
     this.completedOrder = [];
     for (const state of drained) {
       this.states.delete(state.session.sessionId);
-      if (this.current.get(state.baseId) === state.session.sessionId) this.current.delete(state.baseId);
+      if (this.current?.get(state.baseId) === state.session.sessionId) this.current.delete(state.baseId);
     }
     return drained;
   }
@@ -126,7 +127,7 @@ export class SessionTable {
     };
     const state: SessionState = { session, baseId, open: 0, completed: false };
     this.states.set(id, state);
-    if (id !== baseId) this.current.set(baseId, id);
+    if (id !== baseId) (this.current ??= new Map()).set(baseId, id);
     this.callHook(this.hooks.beforeTask, session);
     return state;
   }
