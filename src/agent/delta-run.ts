@@ -1,4 +1,5 @@
 import type { MessageUpdateEvent, StreamDelta } from '../types/events.js';
+import { blockText } from '../types/block-text.js';
 
 /**
  * Consecutive deltas to one block of one loop's streaming message, gathered to be handed on as
@@ -56,7 +57,8 @@ export class DeltaRun {
     const delta = update.delta;
     if (delta.type === 'toolCall') return new DeltaRun(update.loopId, update, 0, argumentsOnly(delta) ? 0 : -1);
     // Others may join when the snapshot's text ends with this delta (read once per run).
-    const length = keyCount(delta) === 3 && endsWith(update, delta) ? textLength(update, delta) : -1;
+    const text = keyCount(delta) === 3 ? blockText(update.message.content[delta.contentIndex], delta.type) : undefined;
+    const length = text !== undefined && text.endsWith(delta.delta) ? text.length : -1;
     return new DeltaRun(update.loopId, update, length - delta.delta.length, length);
   }
 
@@ -69,7 +71,7 @@ export class DeltaRun {
       if (delta.id !== undefined || delta.name !== undefined || keyCount(delta) !== 3) return false;
       (this.pieces ??= [this.first!.delta]).push(delta.delta);
     } else {
-      if (textLength(update, delta) !== length + delta.delta.length || keyCount(delta) !== 3) return false;
+      if (blockText(update.message.content[delta.contentIndex], delta.type)?.length !== length + delta.delta.length || keyCount(delta) !== 3) return false;
       this.length = length + delta.delta.length;
     }
     this.last = update;
@@ -92,21 +94,6 @@ export class DeltaRun {
     const block = last.message.content[this.contentIndex] as unknown as Record<string, string>;
     return { ...last, delta: { type: kind, contentIndex: this.contentIndex, delta: block[kind]!.slice(this.from, this.length) } };
   }
-}
-
-/** The length of the text of `delta`'s block in `update`'s snapshot (-1: the block is not of the delta's kind). */
-function textLength(update: MessageUpdateEvent, delta: Extract<StreamDelta, { type: 'text' | 'thinking' }>): number {
-  const block = update.message.content[delta.contentIndex] as unknown as Record<string, unknown> | undefined;
-  if (block === undefined || block.type !== delta.type) return -1;
-  const text = block[delta.type];
-  return typeof text === 'string' ? text.length : -1;
-}
-
-/** Whether the text of `delta`'s block in `update`'s snapshot ends with the delta. */
-function endsWith(update: MessageUpdateEvent, delta: Extract<StreamDelta, { type: 'text' | 'thinking' }>): boolean {
-  const block = update.message.content[delta.contentIndex] as unknown as Record<string, unknown> | undefined;
-  const text = block?.type === delta.type ? block[delta.type] : undefined;
-  return typeof text === 'string' && text.endsWith(delta.delta);
 }
 
 /** Whether a tool-argument delta has no field but its kind, block, text, id and name. */

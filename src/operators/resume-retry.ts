@@ -1,6 +1,7 @@
 import { concat, Observable, of, type OperatorFunction } from 'rxjs';
 import type { AssistantContent } from '../types/content.js';
 import type { AssistantMessage } from '../types/message.js';
+import { blockText } from '../types/block-text.js';
 import type { StreamEvent } from '../types/provider.js';
 
 /** Marks where a provider attempt begins (what `markAttempt` puts before each subscription). */
@@ -213,23 +214,16 @@ export class RetryResumer {
     const content = e.partial.content;
     const held = this.held;
     const length = (held[index] ?? 0) + text.length;
-    if (textLength(content[index], e.type === 'textDelta' ? 'text' : 'thinking') !== length) return false;
+    if (blockText(content[index], e.type === 'textDelta' ? 'text' : 'thinking')?.length !== length) return false;
     for (let i = 0; i < held.length; i++) {
       const shown = held[i];
-      if (i !== index && shown !== undefined && !(textLength(content[i], this.heldKind[i]!) >= shown)) return false;
+      if (i !== index && shown !== undefined && !((blockText(content[i], this.heldKind[i]!)?.length ?? -1) >= shown)) return false;
     }
     held[index] = length;
     this.heldKind[index] = e.type === 'textDelta' ? 'text' : 'thinking';
     this.latest = e.partial;
     return true;
   }
-}
-
-/** The length of a block's text of `kind` (-1: it has none). */
-function textLength(block: AssistantMessage['content'][number] | undefined, kind: 'text' | 'thinking'): number {
-  if (block === undefined || block.type !== kind) return -1;
-  const text = (block as unknown as Record<string, unknown>)[kind];
-  return typeof text === 'string' ? text.length : -1;
 }
 
 /** A tool call's id and name, as the record keeps them. */
@@ -270,10 +264,9 @@ function withTexts(blocks: Block[], message: AssistantMessage | undefined, held:
   if (message === undefined) return blocks;
   for (const b of blocks) {
     if (b.kind === 'toolCall') continue;
-    const block = message.content[b.index] as unknown as Record<string, unknown> | undefined;
-    const text = block?.[b.kind];
+    const text = blockText(message.content[b.index], b.kind);
     const shown = held[b.index] ?? 0;
-    if (typeof text === 'string' && shown > 0) b.pieces = [text.length > shown ? text.slice(0, shown) : text];
+    if (text !== undefined && shown > 0) b.pieces = [text.length > shown ? text.slice(0, shown) : text];
   }
   return blocks;
 }
