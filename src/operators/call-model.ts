@@ -181,8 +181,9 @@ class ModelCall {
     const e = event as StreamEvent;
     if (e.type === 'done') this.streamDone = true;
     try {
-      if (this.resume) this.resume.push(e);
-      else this.events.push(e);
+      const resume = this.resume;
+      if (resume === undefined || resume.passes(e)) this.events.push(e);
+      else resume.push(e);
     } catch (error) {
       // A throw downstream fails the call as any operator's would: kept as the state's failure.
       this.streamDone = false;

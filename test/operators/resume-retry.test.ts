@@ -151,6 +151,20 @@ describe('resumeRetry', () => {
       });
     });
 
+    it('a snapshot that shortens a block shown before while a later block goes on: what was shown of both is still known', () => {
+      scheduler().run(({ cold, expectObservable }) => {
+        const hello = snap(p2, { thinking: 'Plan', text: 'Hello' });
+        // "Plan", then "Hel" held by its snapshot; then "lo" goes on with the text, but its snapshot's thinking is "Pl".
+        const v = {
+          M, k: think('Plan', snap(p1, { thinking: 'Plan' })), a: text('Hel', snap(p1, { thinking: 'Plan', text: 'Hel' }), 1),
+          b: text('lo', snap(p1, { thinking: 'Pl', text: 'Hello' }), 1), l: think('Plan', snap(p2, { thinking: 'Plan' })),
+          c: text('Hello there', snap(p2, { thinking: 'Plan', text: 'Hello there' }), 1), d: done('Hello there'),
+        };
+        // The retry retraces "Plan" and "Hello" as shown, and resumes after them.
+        expectObservable(cold('M-k-a-b-M-l-c-d|', v).pipe(resumeRetry())).toBe('--k-a-b-----o-d|', { ...v, o: text(' there', v.c.partial, 1) });
+      });
+    });
+
     it('a snapshot that stops holding its deltas mid-block: what was shown is still known exactly, and a retry resumes after it', () => {
       scheduler().run(({ cold, expectObservable }) => {
         // "Hel" is held by its snapshot; "lo" comes with a stale one (still "Hel"): from there the texts are recorded.

@@ -69,11 +69,14 @@ export class AssistantMessageBuilder {
   private snapshot(changed: number): AssistantMessage {
     const draft = this.partial.content;
     const shown = this.shown;
-    for (let i = shown.length; i < draft.length; i++) shown.push({ ...draft[i]! });
-    if (changed >= 0 && changed < shown.length) shown[changed] = { ...draft[changed]! };
-    if (this.touched.length > 0) {
-      for (const i of this.touched) if (i < draft.length) shown[i] = { ...draft[i]! };
-      this.touched = [];
+    // Blocks new since the last snapshot are copied once here (a new block is the one changed, as a rule).
+    const copied = shown.length;
+    for (let i = copied; i < draft.length; i++) shown.push({ ...draft[i]! });
+    if (changed >= 0 && changed < copied) shown[changed] = { ...draft[changed]! };
+    const touched = this.touched;
+    if (touched.length > 0) {
+      for (const i of touched) if (i < copied && i !== changed) shown[i] = { ...draft[i]! };
+      touched.length = 0;
     }
     return (this.last = { ...this.partial, content: shown.slice() });
   }
