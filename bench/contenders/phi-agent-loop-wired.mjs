@@ -5,14 +5,18 @@ import { contender } from './phi-common.mjs';
 
 export const label = 'phi-rx agentLoop, wired as BasicAgent wires it';
 
-export const { run, runWith } = contender((c, workload, counts, tools) => {
+export const { run, runWith } = contender((c, workload, counts, tools) =>
+  c.consume(c.phi.agentLoop(c.prompts(), c.context(tools), wiredConfig(c, workload)), counts),
+);
+
+/** The shared loop config with what `BasicAgent` gives each run of its own: a signal, two queues, call cancellations. */
+export function wiredConfig(c, workload) {
   const controller = new AbortController();
-  const wired = {
+  return {
     ...c.config(workload),
     signal: controller.signal,
     steering: new c.phi.MessageQueue('oneAtATime'),
     followUp: new c.phi.MessageQueue('oneAtATime'),
     cancelToolCalls: new c.phi.Broadcast().asObservable(),
   };
-  return c.consume(c.phi.agentLoop(c.prompts(), c.context(tools), wired), counts);
-});
+}
