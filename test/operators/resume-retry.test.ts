@@ -153,15 +153,15 @@ describe('resumeRetry', () => {
 
     it('a snapshot that shortens a block shown before while a later block goes on: what was shown of both is still known', () => {
       scheduler().run(({ cold, expectObservable }) => {
-        const hello = snap(p2, { thinking: 'Plan', text: 'Hello' });
+        const there = snap(p2, { thinking: 'Plan', text: 'Hello there' });
         // "Plan", then "Hel" held by its snapshot; then "lo" goes on with the text, but its snapshot's thinking is "Pl".
         const v = {
           M, k: think('Plan', snap(p1, { thinking: 'Plan' })), a: text('Hel', snap(p1, { thinking: 'Plan', text: 'Hel' }), 1),
           b: text('lo', snap(p1, { thinking: 'Pl', text: 'Hello' }), 1), l: think('Plan', snap(p2, { thinking: 'Plan' })),
-          c: text('Hello there', snap(p2, { thinking: 'Plan', text: 'Hello there' }), 1), d: done('Hello there'),
+          c: text('Hello there', there, 1), d: done('Hello there'),
         };
         // The retry retraces "Plan" and "Hello" as shown, and resumes after them.
-        expectObservable(cold('M-k-a-b-M-l-c-d|', v).pipe(resumeRetry())).toBe('--k-a-b-----o-d|', { ...v, o: text(' there', v.c.partial, 1) });
+        expectObservable(cold('M-k-a-b-M-l-c-d|', v).pipe(resumeRetry())).toBe('--k-a-b-----o-d|', { ...v, o: text(' there', there, 1) });
       });
     });
 
