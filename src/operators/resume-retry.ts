@@ -180,7 +180,8 @@ export class RetryResumer {
     const d = e as Extract<StreamEvent, { type: 'textDelta' | 'thinkingDelta' }>;
     const index = d.contentIndex;
     if (index !== this.openIndex || d.delta === '') return false;
-    // `holds`, for the block shown last: its text in the snapshot is what was shown of it and the delta.
+    // `holds`, for the block shown last: its text in the snapshot is what was shown of it and the delta
+    // (read by name here, not through blockText's computed key: this runs for every delta of a model call).
     const held = this.held;
     const length = held[index]! + d.delta.length;
     const block = d.partial.content[index];
@@ -264,7 +265,6 @@ export class RetryResumer {
     }
     return true;
   }
-
 }
 
 /** A tool call's id and name, as the record keeps them. */
