@@ -7,7 +7,7 @@ import type { ProviderError } from '../types/errors.js';
 import { onAbort } from '../sources/cancellation.js';
 import { callProvider, providerCall, streamBreach } from './guard-provider-stream.js';
 import { retryDelay } from './retry-backoff.js';
-import { RetryResumer } from './resume-retry.js';
+import { RetryResumer } from './retry-resumer.js';
 import { MessageEvents, type ToMessageEventsOptions } from './to-message-events.js';
 import { directStage, type LoopStage, type LoopState, type StageSink } from './loop-state.js';
 import { copyState } from './state-with.js';
