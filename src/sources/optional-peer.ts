@@ -2,7 +2,8 @@
  * Optional peer dependencies: packages that only one subpath needs (the MCP SDK for `phi-rx/mcp`,
  * swagger-parser for `phi-rx/openapi`, the @smithy / @aws-crypto packages for Bedrock). They are not
  * installed with phi-rx; the code that needs one imports it on first use through
- * {@link loadOptionalPeer}, which turns "module not found" into an error that says what to install.
+ * {@link loadOptionalPeer} or {@link importOptionalPeer}, which turn "module not found" into an
+ * error that says what to install.
  */
 
 /** An optional peer dependency is not installed. The message names the package and the npm command. */
@@ -36,10 +37,37 @@ export async function loadOptionalPeer<T>(packageName: string, feature: string, 
   }
 }
 
-/** Node reports `ERR_MODULE_NOT_FOUND` (ESM) or `MODULE_NOT_FOUND` (CJS), naming the package it looked for. */
+/**
+ * Imports the optional peer `specifier` on first use, by a name held in a variable: a bundler
+ * (esbuild, Vite/Rollup, webpack) does not resolve it, so an app that bundles phi-rx without the
+ * peer installed still builds, and a user who never calls the feature never carries the package.
+ * Use it for a peer reachable from a browser-safe entry (`phi-rx`, `phi-rx/providers`); the
+ * specifier must be a package the user installs next to phi-rx. Missing, it rejects with a
+ * {@link MissingPeerDependencyError} as {@link loadOptionalPeer} does.
+ *
+ * @example
+ * const { SignatureV4 } = await importOptionalPeer<typeof import('@smithy/signature-v4')>('@smithy/signature-v4', 'Bedrock request signing');
+ */
+export function importOptionalPeer<T>(specifier: string, feature: string): Promise<T> {
+  const packageName = packageOf(specifier);
+  return loadOptionalPeer(packageName, feature, () => import(/* webpackIgnore: true */ /* @vite-ignore */ specifier) as Promise<T>);
+}
+
+/** `@scope/name/sub` → `@scope/name`; `name/sub` → `name`. */
+function packageOf(specifier: string): string {
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+}
+
+/**
+ * Node reports `ERR_MODULE_NOT_FOUND` (ESM) or `MODULE_NOT_FOUND` (CJS), naming the package it
+ * looked for; a browser, which has no package to look in, reports a bare specifier it cannot map
+ * (Chromium: "Failed to resolve module specifier", Firefox: "was a bare specifier", Safari: "does
+ * not resolve to a valid URL").
+ */
 function isMissingPackage(error: unknown, packageName: string): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
-  const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || /Cannot find (package|module)/.test(error.message);
-  return notFound && (error.message.includes(`'${packageName}'`) || error.message.includes(`'${packageName}/`) || error.message.includes(`"${packageName}`));
+  const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND' || /Cannot find (package|module)|Failed to resolve module specifier|was a bare specifier|does not resolve to a valid URL/.test(error.message);
+  return notFound && (error.message.includes(`'${packageName}'`) || error.message.includes(`'${packageName}/`) || error.message.includes(`"${packageName}`) || error.message.includes(`“${packageName}`));
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MissingPeerDependencyError } from '../../src/index.js';
-import { loadOptionalPeer } from '../../src/sources/optional-peer.js';
+import { importOptionalPeer, loadOptionalPeer } from '../../src/sources/optional-peer.js';
 
 // A package name no registry has: importing it fails the way a missing optional peer does.
 const ABSENT = '@phi-rx-test/absent-peer';
@@ -35,5 +35,22 @@ describe('loadOptionalPeer', () => {
   it('resolves the module when it is installed', async () => {
     const rxjs = await loadOptionalPeer('rxjs', 'phi-rx', () => import('rxjs'));
     expect(typeof rxjs.of).toBe('function');
+  });
+});
+
+describe('importOptionalPeer (a specifier bundlers do not resolve)', () => {
+  it('names the package of a missing subpath specifier and the install command', async () => {
+    const failure = importOptionalPeer(`${ABSENT}/sub/path.js`, 'phi-rx/example');
+    await expect(failure).rejects.toBeInstanceOf(MissingPeerDependencyError);
+    await expect(failure).rejects.toMatchObject({ packageName: ABSENT, message: expect.stringContaining(`npm install ${ABSENT}`) as unknown });
+  });
+
+  it('resolves an installed package, scoped or not', async () => {
+    const [rxjs, utf8] = await Promise.all([
+      importOptionalPeer<typeof import('rxjs')>('rxjs', 'phi-rx'),
+      importOptionalPeer<typeof import('@smithy/util-utf8')>('@smithy/util-utf8', 'The Bedrock provider'),
+    ]);
+    expect(typeof rxjs.of).toBe('function');
+    expect(utf8.toUtf8(utf8.fromUtf8('ok'))).toBe('ok');
   });
 });

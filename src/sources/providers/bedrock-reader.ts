@@ -4,7 +4,7 @@ import type { StreamEvent } from '../../types/provider.js';
 import type { StopReason } from '../../types/message.js';
 import { ProviderError } from '../../types/errors.js';
 import { classifyStreamError, excerpt, redactSecrets } from '../http/index.js';
-import { loadOptionalPeer } from '../optional-peer.js';
+import { importOptionalPeer } from '../optional-peer.js';
 import type { AssistantMessageBuilder } from './message-builder.js';
 import type { WireParser } from './provider-kit.js';
 
@@ -37,8 +37,8 @@ let decoderPromise: Promise<EventStreamDecoder> | undefined;
 export function loadEventStreamDecoder(): Promise<EventStreamDecoder> {
   decoderPromise ??= (async () => {
     const [{ EventStreamCodec }, { toUtf8, fromUtf8 }] = await Promise.all([
-      loadOptionalPeer('@smithy/eventstream-codec', 'The Bedrock provider', () => import('@smithy/eventstream-codec')),
-      loadOptionalPeer('@smithy/util-utf8', 'The Bedrock provider', () => import('@smithy/util-utf8')),
+      importOptionalPeer<typeof import('@smithy/eventstream-codec')>('@smithy/eventstream-codec', 'The Bedrock provider'),
+      importOptionalPeer<typeof import('@smithy/util-utf8')>('@smithy/util-utf8', 'The Bedrock provider'),
     ]);
     return new EventStreamCodec(toUtf8, fromUtf8) as EventStreamDecoder;
   })();

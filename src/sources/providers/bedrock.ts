@@ -3,7 +3,7 @@ import { defer, from, switchMap } from 'rxjs';
 import type { ModelConfig, Provider } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/index.js';
-import { loadOptionalPeer } from '../optional-peer.js';
+import { importOptionalPeer } from '../optional-peer.js';
 import { resolveApiKey, streamProvider, withModelHeaders } from './provider-kit.js';
 import type { ProviderHttpOptions } from './provider-kit.js';
 import { buildBedrockBody } from './bedrock-request.js';
@@ -70,8 +70,8 @@ export async function signBedrockRequest(
   credentials: AwsCredentials,
 ): Promise<Record<string, string>> {
   const [{ SignatureV4 }, { Sha256 }] = await Promise.all([
-    loadOptionalPeer('@smithy/signature-v4', 'Bedrock request signing', () => import('@smithy/signature-v4')),
-    loadOptionalPeer('@aws-crypto/sha256-js', 'Bedrock request signing', () => import('@aws-crypto/sha256-js')),
+    importOptionalPeer<typeof import('@smithy/signature-v4')>('@smithy/signature-v4', 'Bedrock request signing'),
+    importOptionalPeer<typeof import('@aws-crypto/sha256-js')>('@aws-crypto/sha256-js', 'Bedrock request signing'),
   ]);
   const target = new URL(url);
   const signer = new SignatureV4({ credentials, region, service: 'bedrock', sha256: Sha256 });
