@@ -1,6 +1,10 @@
 // `npm run build`: dist/ as published.
 //
-//   node scripts/build.mjs [--metafile <file>]
+//   node scripts/build.mjs [--metafile <file>] [--outdir <dir> --no-types]
+//
+// `--outdir` writes the JavaScript elsewhere than dist/ (the bundle test packs a copy of the package
+// without touching the repository's dist/, which the consumer test builds at the same time);
+// `--no-types` skips tsc's declarations (bundlers do not read them).
 //
 // The JavaScript is an esbuild bundle: ES modules with code splitting, one entry per `exports`
 // subpath of package.json (and the `phi-rx` command), at the path `exports` names, so that Node
@@ -18,7 +22,11 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
 const argv = process.argv.slice(2);
-const metafileOut = argv.includes('--metafile') ? argv[argv.indexOf('--metafile') + 1] : undefined;
+const option = (name) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const metafileOut = option('--metafile');
+const outdir = path.resolve(root, option('--outdir') ?? 'dist');
+const types = !argv.includes('--no-types');
+if (!types && outdir === path.join(root, 'dist')) throw new Error('--no-types needs --outdir: dist/ is published with its types');
 
 /** `./dist/a/b.js` → { in: `src/a/b.ts`, out: `a/b` }: a published file and the source it is built from. */
 function entryFor(published, where) {
@@ -40,11 +48,11 @@ export function entryPoints() {
   return [...entries, ...bins];
 }
 
-rmSync(path.join(root, 'dist'), { recursive: true, force: true });
+rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
   entryPoints: entryPoints(),
-  outdir: 'dist',
+  outdir,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
   splitting: true,
@@ -59,4 +67,7 @@ const result = await build({
 });
 if (metafileOut) writeFileSync(metafileOut, JSON.stringify(result.metafile));
 
-execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
+if (types) {
+  const outDir = outdir === path.join(root, 'dist') ? [] : ['--outDir', outdir];
+  execFileSync(process.execPath, [path.join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', ...outDir], { cwd: root, stdio: 'inherit' });
+}

@@ -8,11 +8,11 @@ import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/in
  */
 
 // Node-only integrations, loaded through variable specifiers so that browser bundlers of
-// `phi-rx` do not pull them (and their Node built-ins) in.
+// `phi-rx` do not pull them (and their Node built-ins) in; the comments keep Vite and webpack quiet about it.
 const MCP_MODULE: string = '../mcp/index.js';
 const OPENAPI_MODULE: string = '../openapi/index.js';
-const loadMcp = () => import(/* @vite-ignore */ MCP_MODULE) as Promise<typeof import('../mcp/index.js')>;
-const loadOpenApi = () => import(/* @vite-ignore */ OPENAPI_MODULE) as Promise<typeof import('../openapi/index.js')>;
+const loadMcp = () => import(/* webpackIgnore: true */ /* @vite-ignore */ MCP_MODULE) as Promise<typeof import('../mcp/index.js')>;
+const loadOpenApi = () => import(/* webpackIgnore: true */ /* @vite-ignore */ OPENAPI_MODULE) as Promise<typeof import('../openapi/index.js')>;
 
 /** Adds tools to an agent (its `withTools`). */
 export type AddTools = (tools: readonly AnyTool[]) => void;

@@ -17,7 +17,7 @@ type Undici = typeof import('undici');
 /** A variable specifier, so browser bundlers leave undici (Node only) out of the bundle. */
 const UNDICI: string = 'undici';
 let undiciModule: Promise<Undici> | undefined;
-const loadUndici = (): Promise<Undici> => (undiciModule ??= import(/* @vite-ignore */ UNDICI) as Promise<Undici>);
+const loadUndici = (): Promise<Undici> => (undiciModule ??= import(/* webpackIgnore: true */ /* @vite-ignore */ UNDICI) as Promise<Undici>);
 
 /** True under Node (not Deno, Bun or a browser): requests then go through undici's pooled dispatcher. */
 export const isNodeRuntime = (): boolean => {
