@@ -33,18 +33,41 @@ export interface OpenApiConfig {
   timeoutMs?: number;
   /** Tool names become `{namePrefix}__{operationId}`. */
   namePrefix?: string;
-  /** undici dispatcher for the API calls and for fetching a spec by URL (proxy, custom TLS). */
+  /**
+   * undici dispatcher for the API calls (proxy, custom TLS), and for fetching specs from trusted
+   * hosts (`allowPrivateRefs`, `trustedHosts`). Any other spec or `$ref` URL is fetched over
+   * phi-rx's own connection, made to the address it checked.
+   */
   dispatcher?: Dispatcher;
   /** Time source of the per-request timeout when loading a spec by URL. Tool calls use the loop's scheduler. */
   scheduler?: SchedulerLike;
   /**
-   * Let `$ref`s point to loopback, private-network and link-local hosts (`127.0.0.1`,
-   * `localhost`, `10.x`, `192.168.x`, `169.254.x`...). Off by default: a spec must not make this
-   * process fetch internal endpoints, so a spec fetched from such a URL cannot resolve its
-   * relative `$ref`s unless you set this for a spec you trust. Local files are not affected.
+   * Let the spec URL, its `$ref`s and their redirects reach loopback, private-network, link-local,
+   * unique-local and shared (CGNAT) addresses (`127.0.0.1`, `::1`, `10.x`, `192.168.x`,
+   * `169.254.x`, `fc00::/7`, `100.64.x`...). Off by default: a spec must not make this process
+   * fetch internal endpoints. The check runs on the addresses each host resolves to, and the
+   * connection goes to the address checked.
    */
   allowPrivateRefs?: boolean;
+  /**
+   * Host names (as in the URL, e.g. `specs.internal`) a spec may be fetched from whatever they
+   * resolve to: a narrower trust than `allowPrivateRefs`. Every other URL is still checked.
+   */
+  trustedHosts?: readonly string[];
+  /**
+   * Resolves a host name to its addresses before the check (default: the system resolver,
+   * `dns.lookup`). For tests and for a resolver of your own.
+   */
+  lookup?: OpenApiLookup;
+  /**
+   * The directory the file `$ref`s of a spec loaded with `openApiToolsFromFile` may read (default:
+   * the spec file's directory). Specs fetched from a URL or passed inline never read files.
+   */
+  baseDir?: string;
 }
+
+/** A host name to the addresses it resolves to, as `dns.promises.lookup(host, { all: true })` gives them. */
+export type OpenApiLookup = (hostname: string) => Promise<readonly { address: string; family: number }[]>;
 
 /** Objects whose secret fields print as "****" in `String()`, `JSON.stringify` and `console.log`. */
 function redacting<T extends object>(value: T, secretKeys: readonly (keyof T)[]): T {
@@ -96,6 +119,10 @@ export class OpenApiSettings {
   readonly scheduler: SchedulerLike | undefined;
   readonly baseUrlOverride: string | undefined;
   readonly allowPrivateRefs: boolean;
+  /** Lower-case, without brackets. */
+  readonly trustedHosts: readonly string[];
+  readonly lookup: OpenApiLookup | undefined;
+  readonly baseDir: string | undefined;
   /** Values that must never appear in anything we produce. */
   readonly secrets: readonly string[];
 
@@ -109,6 +136,9 @@ export class OpenApiSettings {
     this.scheduler = config.scheduler;
     this.baseUrlOverride = config.baseUrl;
     this.allowPrivateRefs = config.allowPrivateRefs === true;
+    this.trustedHosts = (config.trustedHosts ?? []).map((h) => h.replace(/^\[|\]$/g, '').toLowerCase());
+    this.lookup = config.lookup;
+    this.baseDir = config.baseDir;
     const secrets: string[] = [];
     if (this.auth.kind === 'bearer') secrets.push(this.auth.token);
     if (this.auth.kind === 'apiKey') secrets.push(this.auth.value);
@@ -142,6 +172,8 @@ export class OpenApiSettings {
       timeoutMs: this.timeoutMs,
       namePrefix: this.namePrefix,
       allowPrivateRefs: this.allowPrivateRefs,
+      trustedHosts: this.trustedHosts,
+      baseDir: this.baseDir,
     };
   }
 

@@ -2,8 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type SwaggerParserType from '@apidevtools/swagger-parser';
-import { asyncScheduler, catchError, defer, of, timer } from 'rxjs';
-import { request } from 'undici';
+import { catchError, defer, of } from 'rxjs';
 import { parse as parseYaml } from 'yaml';
 import { ToolError, errorMessage } from '../types/errors.js';
 import type { ArgsValidation, JsonSchema, Tool, ToolResult } from '../types/tool.js';
@@ -17,6 +16,9 @@ import type { SchemaDraft } from '@cfworker/json-schema';
 import type { OpenApiDocument, OperationSpec } from './operations.js';
 import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 import { loadOptionalPeer } from '../sources/optional-peer.js';
+import { refResolver } from './ref-resolver.js';
+import type { SpecOrigin } from './ref-resolver.js';
+import { SpecFetcher } from './spec-fetch.js';
 
 /** Providers reject longer tool descriptions (OpenAI: 1024 characters). */
 const MAX_DESCRIPTION = 1024;
@@ -40,24 +42,28 @@ interface Source {
   /** Base for relative `$ref`s and relative server URLs. */
   base?: string;
   httpBase?: URL;
+  /** What its `$ref`s may read. */
+  origin: SpecOrigin;
 }
 
 /**
  * Tools from an OpenAPI document held in memory: JSON or YAML text, or an already parsed object
- * (which is not modified).
+ * (which is not modified). Its `$ref`s may fetch http(s) URLs (checked as for
+ * {@link openApiToolsFromUrl}) but never read a file.
  *
  * @example
  * const { tools, warnings } = await openApiToolsFromSpec(yamlText, { auth: OpenApiAuth.bearer(token) }, OperationFilter.byTag('pets'));
  */
 export async function openApiToolsFromSpec(spec: string | object, config?: OpenApiConfig, filter?: OperationFilter): Promise<OpenApiTools> {
   const settings = new OpenApiSettings(config);
-  const source: Source = { label: 'inline spec' };
+  const source: Source = { label: 'inline spec', origin: { kind: 'inline' } };
   const doc = typeof spec === 'string' ? parseSpecText(spec, source.label) : structuredClone(spec);
-  return buildTools(doc, source, settings, filter);
+  return withFetcher(settings, (fetcher) => buildTools(doc, source, settings, fetcher, filter));
 }
 
 /**
- * Tools from an OpenAPI file (JSON or YAML). Relative `$ref`s resolve against the file.
+ * Tools from an OpenAPI file (JSON or YAML). Relative `$ref`s resolve against the file, and file
+ * `$ref`s read only inside `config.baseDir` (default: the file's directory).
  *
  * @example
  * const { tools } = await openApiToolsFromFile('./petstore.yaml', { baseUrl: 'http://127.0.0.1:8080/v1' });
@@ -71,13 +77,16 @@ export async function openApiToolsFromFile(file: string, config?: OpenApiConfig,
   } catch (error) {
     throw new OpenApiError(absolute, `Cannot read the OpenAPI spec file ${absolute}: ${errorMessage(error)}`, { cause: error });
   }
-  const source: Source = { label: absolute, base: pathToFileURL(absolute).href };
-  return buildTools(parseSpecText(text, absolute), source, settings, filter);
+  const root = path.resolve(settings.baseDir ?? path.dirname(absolute));
+  const source: Source = { label: absolute, base: pathToFileURL(absolute).href, origin: { kind: 'file', root } };
+  return withFetcher(settings, (fetcher) => buildTools(parseSpecText(text, absolute), source, settings, fetcher, filter));
 }
 
 /**
  * Tools from an OpenAPI document fetched over HTTP (through undici, within `timeoutMs`). A
- * relative server URL in the spec resolves against this URL.
+ * relative server URL in the spec resolves against this URL. The URL, every `$ref` and every
+ * redirect is refused when its host resolves to a loopback or private address (unless
+ * `allowPrivateRefs` or `trustedHosts` say otherwise), and no `$ref` reads a file.
  *
  * @example
  * const { tools } = await openApiToolsFromUrl('https://api.example.com/openapi.json', { namePrefix: 'example' });
@@ -86,31 +95,25 @@ export async function openApiToolsFromUrl(url: string | URL, config?: OpenApiCon
   const settings = new OpenApiSettings(config);
   const specUrl = new URL(url);
   const label = settings.redact(specUrl.href);
-  const text = await fetchSpec(specUrl, label, settings);
-  return buildTools(parseSpecText(text, label), { label, base: specUrl.href, httpBase: specUrl }, settings, filter);
+  return withFetcher(settings, async (fetcher) => {
+    let text: string;
+    try {
+      text = await fetcher.fetchText(specUrl, `the OpenAPI spec ${specUrl.href}`);
+    } catch (error) {
+      throw new OpenApiError(label, errorMessage(error), { cause: error });
+    }
+    const source: Source = { label, base: specUrl.href, httpBase: specUrl, origin: { kind: 'url' } };
+    return buildTools(parseSpecText(text, label), source, settings, fetcher, filter);
+  });
 }
 
-async function fetchSpec(url: URL, label: string, settings: OpenApiSettings): Promise<string> {
-  const controller = new AbortController();
-  const deadline = timer(settings.timeoutMs, settings.scheduler ?? asyncScheduler).subscribe(() => controller.abort());
+/** One fetcher per load, its connections closed when the load ends. */
+async function withFetcher<T>(settings: OpenApiSettings, load: (fetcher: SpecFetcher) => Promise<T>): Promise<T> {
+  const fetcher = new SpecFetcher(settings);
   try {
-    const response = await request(url, {
-      method: 'GET',
-      headers: { accept: 'application/json, application/yaml, text/yaml, */*;q=0.5' },
-      signal: controller.signal,
-      ...(settings.dispatcher ? { dispatcher: settings.dispatcher } : {}),
-    });
-    const text = await response.body.text();
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      throw new OpenApiError(label, `Fetching the OpenAPI spec ${label} failed: HTTP ${response.statusCode}`);
-    }
-    return text;
-  } catch (error) {
-    if (error instanceof OpenApiError) throw error;
-    const why = controller.signal.aborted ? `timed out after ${settings.timeoutMs} ms` : errorMessage(error);
-    throw new OpenApiError(label, settings.redact(`Fetching the OpenAPI spec ${label} failed: ${why}`), { cause: error });
+    return await load(fetcher);
   } finally {
-    deadline.unsubscribe();
+    await fetcher.close();
   }
 }
 
@@ -129,7 +132,13 @@ function parseSpecText(text: string, label: string): object {
   return parsed;
 }
 
-async function buildTools(raw: object, source: Source, settings: OpenApiSettings, filter: OperationFilter = { kind: 'all' }): Promise<OpenApiTools> {
+async function buildTools(
+  raw: object,
+  source: Source,
+  settings: OpenApiSettings,
+  fetcher: SpecFetcher,
+  filter: OperationFilter = { kind: 'all' },
+): Promise<OpenApiTools> {
   // swagger-parser rewrites relative server URLs of a fetched spec and loses the port doing so;
   // keep the servers as written and resolve them ourselves.
   const servers = structuredClone((raw as OpenApiDocument).servers);
@@ -137,16 +146,16 @@ async function buildTools(raw: object, source: Source, settings: OpenApiSettings
   // An optional peer dependency, imported on first use: its absence is its own clear error.
   const SwaggerParser = (await loadOptionalPeer('@apidevtools/swagger-parser', 'phi-rx/openapi', () => import('@apidevtools/swagger-parser'))).default;
   let doc: OpenApiDocument;
-  const options = { resolve: { http: { safeUrlResolver: !settings.allowPrivateRefs } } };
+  // swagger-parser's own file and http resolvers are off: every $ref goes through refResolver.
+  const resolver = refResolver(source.origin, fetcher);
+  const options = { resolve: { file: false, http: false, phiRx: resolver } } as unknown as SwaggerParserType.Options;
   try {
     // validate() also dereferences, in place; the object is always our own copy.
     const api = raw as Exclude<Parameters<typeof SwaggerParserType.validate>[1], string>;
     doc = (source.base ? await SwaggerParser.validate(source.base, api, options) : await SwaggerParser.validate(api, options)) as OpenApiDocument;
   } catch (error) {
-    const hint = refusedPrivateRef(error, settings)
-      ? ' ($refs to loopback and private-network URLs are refused by default; set allowPrivateRefs: true for a spec you trust)'
-      : '';
-    throw new OpenApiError(source.label, `Invalid OpenAPI spec ${source.label}: ${errorMessage(error)}${hint}`, { cause: error });
+    const why = resolver.failure ?? error;
+    throw new OpenApiError(source.label, `Invalid OpenAPI spec ${source.label}: ${errorMessage(why)}`, { cause: why });
   }
   if (servers) doc.servers = servers;
 
@@ -174,22 +183,6 @@ function requirePaths(raw: object, label: string): void {
   if (typeof paths !== 'object' || paths === null || Array.isArray(paths)) {
     throw new OpenApiError(label, `Invalid OpenAPI spec ${label}: it has no "paths" object, so there are no operations to make tools of`);
   }
-}
-
-/** A `$ref` the resolver would not fetch because its host is loopback or private. */
-function refusedPrivateRef(error: unknown, settings: OpenApiSettings): boolean {
-  if (settings.allowPrivateRefs) return false;
-  const url = /Unable to resolve \$ref pointer "(https?:\/\/[^"]+)"/.exec(errorMessage(error))?.[1];
-  return url !== undefined && isPrivateHost(new URL(url).hostname);
-}
-
-/** Loopback, private-network, link-local and unspecified hosts: what the resolver refuses by default. */
-function isPrivateHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return (
-    host === 'localhost' || host.endsWith('.localhost') || host === '::1' || host === '::' || /^f[cd][0-9a-f]{2}:/.test(host) || /^fe80:/.test(host) ||
-    /^(127|10|0)\./.test(host) || /^192\.168\./.test(host) || /^169\.254\./.test(host) || /^172\.(1[6-9]|2\d|3[01])\./.test(host)
-  );
 }
 
 /** OpenAPI 3.1 schemas are JSON Schema 2020-12; 3.0 and Swagger 2.0 schemas are draft-04 dialects. */

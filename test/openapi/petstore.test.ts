@@ -166,9 +166,10 @@ describe.skipIf(!haveOpenApiFixtures)('the Petstore spec against a loopback Pets
     });
   });
 
+  // The server is on loopback, which a spec URL may reach only with allowPrivateRefs (test/security/openapi-ssrf.test.ts).
   describe('openApiToolsFromUrl', () => {
     it('fetches and loads a YAML spec over HTTP', async () => {
-      const loaded = await openApiToolsFromUrl(`${server.origin}/specs/petstore.yaml`, { baseUrl: `${server.origin}/v1` });
+      const loaded = await openApiToolsFromUrl(`${server.origin}/specs/petstore.yaml`, { baseUrl: `${server.origin}/v1`, allowPrivateRefs: true });
       expect(loaded.tools.map((t) => t.name)).toEqual(['listPets', 'createPets', 'showPetById']);
       expect(textOf(await resultOf(byName(loaded.tools, 'listPets'), { limit: 1 }))).toBe(
         `GET ${server.origin}/v1/pets?limit=1 → 200\n\n[{"id":1,"name":"Rex","tag":"dog"}]`,
@@ -176,13 +177,13 @@ describe.skipIf(!haveOpenApiFixtures)('the Petstore spec against a loopback Pets
     });
 
     it('resolves a relative server URL against the spec URL', async () => {
-      const loaded = await openApiToolsFromUrl(`${server.origin}/specs/relative.json`);
+      const loaded = await openApiToolsFromUrl(`${server.origin}/specs/relative.json`, { allowPrivateRefs: true });
       expect(loaded.baseUrl).toBe(`${server.origin}/v1`);
       expect(textOf(await resultOf(byName(loaded.tools, 'listPets')))).toMatch(new RegExp(`^GET ${server.origin}/v1/pets → 200\n\n\\[`));
     });
 
     it('fails clearly when the spec URL answers 404', async () => {
-      await expect(openApiToolsFromUrl(`${server.origin}/specs/missing.yaml`)).rejects.toThrow(
+      await expect(openApiToolsFromUrl(`${server.origin}/specs/missing.yaml`, { allowPrivateRefs: true })).rejects.toThrow(
         `Fetching the OpenAPI spec ${server.origin}/specs/missing.yaml failed: HTTP 404`,
       );
     });
