@@ -2,12 +2,14 @@
  * The web demo: `npm run demo:web`, then open http://localhost:5173. A node:http server that
  * bundles page.ts with esbuild, starts a run per prompt and serves its events with
  * `phi-rx/transport/node` (resume included); the page steers and aborts through the command
- * channel. Scripted provider by default; a real model when ANTHROPIC_API_KEY, OPENAI_API_KEY or
+ * channel. Each browser gets a session cookie when it first prompts; a run's events and commands
+ * are served only to the session that started it (the hub's `authorize`). Scripted provider by default; a real model when ANTHROPIC_API_KEY, OPENAI_API_KEY or
  * GEMINI_API_KEY is set (PHI_RX_SCRIPTED=1 forces the scripted one).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { randomUUID } from 'node:crypto';
 import { build } from 'esbuild';
 import { EventStreamHub } from '../../src/transport/node/index.js';
 import { demoAgent, type DemoAgentOptions } from './agent.js';
@@ -38,7 +40,16 @@ export interface DemoServer {
 
 export async function startDemoServer(options: DemoAgentOptions & { port?: number } = {}): Promise<DemoServer> {
   const script = await bundlePage();
-  const hub = new EventStreamHub({ basePath: '/api/runs', heartbeatMs: 10_000 });
+  const owners = new Map<string, string>(); // run id → the session that started it
+  const hub = new EventStreamHub({
+    basePath: '/api/runs',
+    heartbeatMs: 10_000,
+    // a run id alone is not enough: the request must come from the session that started the run
+    authorize: (req, { runId }) => {
+      const session = sessionOf(req);
+      return session !== undefined && owners.get(runId) === session;
+    },
+  });
   const streams = new Set<Socket>();
   const eventRequests: (string | undefined)[] = [];
   const server: Server = createServer((req, res) => {
@@ -49,7 +60,7 @@ export async function startDemoServer(options: DemoAgentOptions & { port?: numbe
       req.once('close', () => streams.delete(req.socket));
     }
     if (hub.handle(req, res)) return;
-    route(req, res, script, hub, options);
+    route(req, res, script, hub, owners, options);
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   return {
@@ -68,7 +79,15 @@ export async function startDemoServer(options: DemoAgentOptions & { port?: numbe
   };
 }
 
-function route(req: IncomingMessage, res: ServerResponse, script: string, hub: EventStreamHub, options: DemoAgentOptions): void {
+const SESSION_COOKIE = 'phi_rx_demo_session';
+
+/** The request's session id, from its cookie. */
+function sessionOf(req: IncomingMessage): string | undefined {
+  const cookies = (req.headers.cookie ?? '').split(';').map((c) => c.trim());
+  return cookies.find((c) => c.startsWith(`${SESSION_COOKIE}=`))?.slice(SESSION_COOKIE.length + 1) || undefined;
+}
+
+function route(req: IncomingMessage, res: ServerResponse, script: string, hub: EventStreamHub, owners: Map<string, string>, options: DemoAgentOptions): void {
   if (req.method === 'GET' && (req.url === '/' || req.url === '/index.html')) {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(PAGE_HTML);
   } else if (req.method === 'GET' && req.url === '/page.js') {
@@ -84,7 +103,14 @@ function route(req: IncomingMessage, res: ServerResponse, script: string, hub: E
         return json(res, 400, { error: `the prompt is not JSON: ${(e as Error).message}` });
       }
       if (typeof text !== 'string' || text.trim() === '') return json(res, 400, { error: 'field "text" must be a non-empty string' });
-      json(res, 200, { runId: hub.startAgent(demoAgent(options), text) });
+      let session = sessionOf(req);
+      if (session === undefined) {
+        session = randomUUID();
+        res.setHeader('set-cookie', `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/`);
+      }
+      const runId = hub.startAgent(demoAgent(options), text);
+      owners.set(runId, session);
+      json(res, 200, { runId });
     });
   } else {
     json(res, 404, { error: `no route ${req.method} ${req.url}` });

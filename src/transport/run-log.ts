@@ -2,12 +2,19 @@ import { concat, defer, EMPTY, from, type Observable, type SchedulerLike, Subjec
 import { coalesceDeltas } from './coalesce-deltas.js';
 import type { AgentEvent } from '../types/events.js';
 import { createWireEncoder, encodeSseEvent, encodeTransportFrame, EventStreamError, TRANSPORT_EVENTS } from './wire.js';
+import { RunSnapshot } from './run-snapshot.js';
+
+const encoder = new TextEncoder();
+/** UTF-8 length of a frame (frames are mostly ASCII: the length, unless a code unit is not). */
+const byteLength = (text: string): number => (/^[\x00-\x7f]*$/.test(text) ? text.length : encoder.encode(text).length);
 
 export interface RunLogOptions {
   /** Merge consecutive deltas of one block arriving within this many ms into one frame (default 0: those of one burst); `false`: one frame per event. */
   coalesceDeltasMs?: number | false;
   /** Time source of the coalescing window (default `asyncScheduler`). */
   scheduler?: SchedulerLike;
+  /** The replay buffer holds at most this many bytes of frames too (default 32 MiB; the newest frame is always kept). */
+  maxBytes?: number;
 }
 
 /** One serialized frame of a run, with its id. */
@@ -18,16 +25,24 @@ export interface LoggedFrame {
 
 /**
  * A run's events, serialized as they happen into SSE frames with ids 1, 2, 3 ..., kept in a
- * bounded replay buffer (the last `capacity` frames) for resuming clients. Subscribes to the
- * run at once: the run is hot and runs once however many clients watch it. A run that fails
- * gets a `phi-rx:error` frame (`RunFailed`); every run ends with a `phi-rx:end` frame.
+ * bounded replay buffer (the last `capacity` frames, at most `maxBytes`) for resuming clients.
+ * Subscribes to the run at once: the run is hot and runs once however many clients watch it. A
+ * run that fails gets a `phi-rx:error` frame (`RunFailed`); every run ends with a `phi-rx:end`
+ * frame. A client from the start, once the first frames fell out of the buffer, gets the run
+ * from a snapshot instead: its events so far without the deltas of messages already ended
+ * (the transcript), then the live frames.
  */
 export class RunLog {
-  private readonly frames: LoggedFrame[] = [];
+  private frames: LoggedFrame[] = [];
+  private first = 0; // index in `frames` of the oldest frame kept
+  private bytes = 0; // of the kept frames
+  private readonly maxBytes: number;
   private readonly live = new Subject<LoggedFrame>();
   private nextId = 1;
   private ended = false;
   private readonly subscription: Subscription;
+  private readonly snapshot = new RunSnapshot();
+  private lastEventId = 0; // id of the last frame that was an event (not a transport frame)
 
   constructor(
     events$: Observable<AgentEvent>,
@@ -35,11 +50,17 @@ export class RunLog {
     options: RunLogOptions = {},
   ) {
     if (!(capacity >= 1)) throw new RangeError(`RunLog: capacity must be at least 1, got ${capacity}`);
+    this.maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+    if (!(this.maxBytes >= 1)) throw new RangeError(`RunLog: maxBytes must be at least 1, got ${options.maxBytes}`);
     const coalesce = options.coalesceDeltasMs ?? 0;
     const source = coalesce === false ? events$ : events$.pipe(coalesceDeltas(coalesce, options.scheduler));
     const encode = createWireEncoder();
     this.subscription = source.subscribe({
-      next: (event) => this.append(encodeSseEvent(this.nextId, encode(event))),
+      next: (event) => {
+        this.snapshot.add(event);
+        this.lastEventId = this.nextId;
+        this.append(encodeSseEvent(this.nextId, encode(event)));
+      },
       error: (error: unknown) => {
         this.append(encodeTransportFrame(TRANSPORT_EVENTS.error, { code: 'RunFailed', message: `the run failed: ${error instanceof Error ? error.message : String(error)}` }, this.nextId));
         this.finish();
@@ -58,16 +79,28 @@ export class RunLog {
     return this.nextId - 1;
   }
 
+  /** Bytes of the frames in the replay buffer. */
+  get bufferedBytes(): number {
+    return this.bytes;
+  }
+
   /**
    * The frames after `afterId` (0: from the start), then the live ones until the run is over.
-   * Fails with an EventStreamError `ResumeGap` when frames after `afterId` fell out of the buffer.
+   * From the start once the first frames fell out of the buffer: the run's snapshot (frames whose
+   * `id` is the snapshot's, only the last one saying it on the wire), then the frames after it.
+   * Fails with an EventStreamError `ResumeGap` when frames after `afterId` > 0 fell out of the buffer.
    */
   framesAfter(afterId: number): Observable<LoggedFrame> {
     return defer(() => {
-      const kept = this.frames.slice(Math.max(0, this.frames.length - this.capacity));
+      const kept = this.frames.slice(this.first);
       const oldest = kept[0]?.id ?? this.nextId;
       if (!Number.isInteger(afterId) || afterId < 0 || afterId > this.lastId) {
         return throwError(() => new EventStreamError('ResumeGap', `Last-Event-ID ${afterId} is not an event of this run (its ids are 1..${this.lastId})`));
+      }
+      const rest: Observable<LoggedFrame> = this.ended ? EMPTY : this.live.asObservable();
+      if (afterId === 0 && oldest > 1) {
+        const at = this.lastEventId;
+        return concat(from(this.snapshot.frames(at)), from(kept.filter((f) => f.id > at)), rest);
       }
       if (afterId + 1 < oldest) {
         return throwError(
@@ -75,7 +108,6 @@ export class RunLog {
         );
       }
       const backlog = kept.slice(afterId + 1 - oldest);
-      const rest: Observable<LoggedFrame> = this.ended ? EMPTY : this.live.asObservable();
       return concat(from(backlog), rest);
     });
   }
@@ -89,8 +121,16 @@ export class RunLog {
   private append(text: string): void {
     const frame = { id: this.nextId++, text };
     this.frames.push(frame);
-    // trimmed in batches (the array holds up to twice the capacity; only the last `capacity` count)
-    if (this.frames.length >= 2 * this.capacity) this.frames.splice(0, this.frames.length - this.capacity);
+    this.bytes += byteLength(text);
+    while (this.frames.length - this.first > 1 && (this.frames.length - this.first > this.capacity || this.bytes > this.maxBytes)) {
+      this.bytes -= byteLength(this.frames[this.first]!.text);
+      this.first++;
+    }
+    // the array is compacted in batches: the dropped head never holds more than the kept frames
+    if (this.first > 1024 && this.first * 2 > this.frames.length) {
+      this.frames = this.frames.slice(this.first);
+      this.first = 0;
+    }
     this.live.next(frame);
   }
 

@@ -14,9 +14,9 @@ export interface HubServer {
   close(): Promise<void>;
 }
 
-/** A real node:http server on loopback that serves an EventStreamHub. */
-export async function startHubServer(options: EventStreamHubOptions = {}): Promise<HubServer> {
-  const hub = new EventStreamHub(options);
+/** A real node:http server on loopback that serves an EventStreamHub (`authorize: 'allow-all'` unless given). */
+export async function startHubServer(options: Partial<EventStreamHubOptions> = {}): Promise<HubServer> {
+  const hub = new EventStreamHub({ authorize: 'allow-all', ...options });
   let dropAfter: number | undefined;
   const state: HubServer = {
     url: '',

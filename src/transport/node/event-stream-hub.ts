@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { headerOf, readCommand, sendJson } from './http-io.js';
+import { answerPreflight, authorized, checkAuthorize, corsHeaders, decodeRunId, guardRequest, parseEventId, refusedOrigin, type AllowedOrigins, type AuthorizeOption } from './http-guard.js';
+import { SseConnection } from './sse-connection.js';
 import { asyncScheduler, map, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../../types/events.js';
 import type { RunCommand } from '../commands.js';
@@ -28,6 +30,21 @@ export interface SteerableAgent {
 }
 
 export interface EventStreamHubOptions {
+  /**
+   * Who may read a run's events and send it commands (required): asked before events are served
+   * and before each command; `false` answers 403, a throw 401 (or the error's `status`, 401 / 403).
+   * `'allow-all'` serves anyone who has a run id — a keyless demo's choice, said explicitly.
+   */
+  authorize: AuthorizeOption;
+  /** Pages of other origins that may call (CORS); by default only same-origin pages (`Origin` matching `Host`), others get 403. */
+  allowedOrigins?: AllowedOrigins;
+  /** A client whose unsent bytes pass this is disconnected (it resumes by `Last-Event-ID`); default 4 MiB. */
+  maxUnsentBytes?: number;
+  /** Event streams open at once per run (default 64) and in all (default 1024); past them, 503. */
+  maxConnectionsPerRun?: number;
+  maxConnections?: number;
+  /** Bytes of frames kept per run for resuming clients (default 32 MiB), besides `bufferSize` frames. */
+  bufferBytes?: number;
   /** Path prefix of the routes (default `/runs`): `GET {base}/{id}/events`, `POST {base}/{id}/commands`. */
   basePath?: string;
   /** Frames kept per run for resuming clients (default 10,000). */
@@ -47,22 +64,33 @@ export interface EventStreamHubOptions {
 interface HostedRun {
   readonly log: RunLog;
   readonly controls: RunControls;
+  connections: number;
 }
 
-const MAX_COMMAND_BYTES = 64 * 1024;
+interface Connection {
+  subscription?: Subscription;
+  readonly stream: SseConnection;
+}
+
+/** A command body's limit: past it, 413. */
+export const MAX_COMMAND_BYTES = 64 * 1024;
 
 /**
  * Serves runs' events over Server-Sent Events from a plain `node:http` handler, usable from
  * Express, Fastify (`reply.raw`) or Hono's node adapter. Each run is started once and recorded
- * into a bounded replay buffer ({@link RunLog}); every client gets its events from the start,
- * or — reconnecting with `Last-Event-ID` — exactly those after that id; an id that fell out of
- * the buffer gets a `phi-rx:error` frame (`ResumeGap`) and the response ends. Idle connections
- * get heartbeat comments. `POST {base}/{id}/commands` with `{ type: 'steer' | 'followUp', text }`,
+ * into a bounded replay buffer ({@link RunLog}); every client gets its events from the start
+ * (from a snapshot once the buffer rolled over), or — reconnecting with `Last-Event-ID` — exactly
+ * those after that id; an id that fell out of the buffer gets a `phi-rx:error` frame
+ * (`ResumeGap`) and the response ends. Idle connections get heartbeat comments; a client that
+ * does not read is disconnected once `maxUnsentBytes` wait for it. `POST {base}/{id}/commands`
+ * (`application/json`) with `{ type: 'steer' | 'followUp', text }`,
  * `{ type: 'approve', toolCallId, approved, args?, reason? }`, `{ type: 'cancelToolCall', toolCallId, reason? }`
- * or `{ type: 'abort' }` reaches the run's controls.
+ * or `{ type: 'abort' }` reaches the run's controls. Every request is asked of `authorize` first;
+ * a run id is a bearer capability, so check who asks. `handle` never throws: a bad request gets
+ * a 4xx, a failure a 500, both JSON.
  *
  * @example
- * const hub = new EventStreamHub();
+ * const hub = new EventStreamHub({ authorize: (req, { runId }) => ownerOf(runId) === userOf(req) });
  * http.createServer((req, res) => {
  *   if (req.method === 'POST' && req.url === '/prompt') return res.end(hub.startAgent(agent, 'Hi'));
  *   if (!hub.handle(req, res)) res.writeHead(404).end();
@@ -71,11 +99,13 @@ const MAX_COMMAND_BYTES = 64 * 1024;
  */
 export class EventStreamHub {
   private readonly runs = new Map<string, HostedRun>();
-  private readonly connections = new Set<{ subscription: Subscription; res: ServerResponse }>();
+  private readonly connections = new Set<Connection>();
   private readonly basePath: string;
   private readonly routes: RegExp;
+  private readonly authorize: AuthorizeOption;
 
-  constructor(private readonly options: EventStreamHubOptions = {}) {
+  constructor(private readonly options: EventStreamHubOptions) {
+    this.authorize = checkAuthorize((options as EventStreamHubOptions | undefined)?.authorize, 'new EventStreamHub');
     this.basePath = (options.basePath ?? '/runs').replace(/\/+$/, '');
     this.routes = new RegExp(`^${escapeRegExp(this.basePath)}/([^/?#]+)/(events|commands)(?:[?#].*)?$`);
   }
@@ -83,7 +113,8 @@ export class EventStreamHub {
   /** Starts serving a run (subscribes to it now) and returns its id. */
   start(events$: Observable<AgentEvent>, controls: RunControls = {}, runId: string = (this.options.ids ?? defaultId)()): string {
     if (this.runs.has(runId)) throw new Error(`EventStreamHub: run id "${runId}" is already in use`);
-    this.runs.set(runId, { log: new RunLog(events$, this.options.bufferSize, { coalesceDeltasMs: this.options.coalesceDeltasMs, scheduler: this.options.scheduler }), controls });
+    const { bufferSize, coalesceDeltasMs, scheduler, bufferBytes } = this.options;
+    this.runs.set(runId, { log: new RunLog(events$, bufferSize, { coalesceDeltasMs, scheduler, maxBytes: bufferBytes }), controls, connections: 0 });
     return runId;
   }
 
@@ -110,51 +141,72 @@ export class EventStreamHub {
     this.runs.delete(runId);
   }
 
-  /** Handles the request if it is one of the hub's routes and returns true; else returns false and leaves it alone. */
+  /**
+   * Handles the request if it is one of the hub's routes and returns true; else returns false and
+   * leaves it alone. Never throws: whatever the request, the client gets an answer.
+   */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
-    const match = this.routes.exec(req.url ?? '');
+    const match = typeof req.url === 'string' ? this.routes.exec(req.url) : null;
     if (!match) return false;
-    const runId = decodeURIComponent(match[1]!);
-    const route = match[2]!;
-    const run = this.runs.get(runId);
-    if (!run) {
-      sendJson(res, 404, { error: `no run "${runId}" on this server` });
-    } else if (route === 'events' && req.method === 'GET') {
-      this.serveEvents(req, res, run);
-    } else if (route === 'commands' && req.method === 'POST') {
-      void this.serveCommand(req, res, runId, run);
-    } else {
-      sendJson(res, 405, { error: `${req.method} is not allowed on ${route} (use ${route === 'events' ? 'GET' : 'POST'})` });
-    }
+    guardRequest(res, 'EventStreamHub', () => this.route(req, res, match[1]!, match[2]!));
     return true;
   }
 
   /** Ends every open connection and stops every run still going. */
   close(): void {
     for (const connection of this.connections) {
-      connection.subscription.unsubscribe();
-      connection.res.end();
+      connection.subscription?.unsubscribe();
+      connection.stream.end();
     }
     this.connections.clear();
     for (const id of [...this.runs.keys()]) this.remove(id);
   }
 
-  private serveEvents(req: IncomingMessage, res: ServerResponse, run: HostedRun): void {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const raw = headerOf(req, 'last-event-id') ?? url.searchParams.get('lastEventId') ?? undefined;
-    const afterId = raw === undefined || raw === '' ? 0 : Number(raw);
+  private route(req: IncomingMessage, res: ServerResponse, rawId: string, route: string): Promise<void> | void {
+    const runId = decodeRunId(rawId);
+    if (runId === undefined) return sendJson(res, 400, { error: `the run id in ${JSON.stringify(req.url)} is not valid percent-encoding` });
+    const method = route === 'events' ? 'GET' : 'POST';
+    if (req.method === 'OPTIONS') return answerPreflight(req, res, this.options.allowedOrigins, method);
+    const origin = refusedOrigin(req, this.options.allowedOrigins);
+    if (origin !== undefined) return sendJson(res, 403, { error: `origin ${origin} may not call this server (options.allowedOrigins)` });
+    if (req.method !== method) return sendJson(res, 405, { error: `${req.method} is not allowed on ${route} (use ${method})` });
+    const run = this.runs.get(runId);
+    if (!run) return sendJson(res, 404, { error: `no run "${runId}" on this server` });
+    return route === 'events' ? this.serveEvents(req, res, runId, run) : this.serveCommand(req, res, runId, run);
+  }
+
+  private async serveEvents(req: IncomingMessage, res: ServerResponse, runId: string, run: HostedRun): Promise<void> {
+    const raw = headerOf(req, 'last-event-id') ?? new URL(req.url ?? '/', 'http://localhost').searchParams.get('lastEventId') ?? '';
+    const afterId = raw === '' ? 0 : parseEventId(raw);
+    if (afterId === undefined) return sendJson(res, 400, { error: `Last-Event-ID ${JSON.stringify(raw.slice(0, 40))} is not an event id (decimal digits)` });
+    if (!(await authorized(this.authorize, req, res, { runId, action: 'events' }))) return;
+    const { maxConnectionsPerRun = 64, maxConnections = 1024 } = this.options;
+    if (run.connections >= maxConnectionsPerRun || this.connections.size >= maxConnections) {
+      res.setHeader('retry-after', '5');
+      const which = run.connections >= maxConnectionsPerRun ? `${maxConnectionsPerRun} event streams of run "${runId}"` : `${maxConnections} event streams`;
+      return sendJson(res, 503, { error: `this server already serves ${which} (options.maxConnectionsPerRun / maxConnections)` });
+    }
+    if (req.destroyed) return;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
+      ...corsHeaders(req, this.options.allowedOrigins),
     });
-    res.write(`retry: ${this.options.retryMs ?? 500}\n\n`);
-    const connection = { subscription: undefined as unknown as Subscription, res };
-    const finish = () => {
+    const connection: Connection = { stream: new SseConnection(res, this.options.maxUnsentBytes ?? 4 * 1024 * 1024, () => drop()) };
+    let dropped = false;
+    const drop = () => {
+      if (dropped) return;
+      dropped = true;
+      connection.subscription?.unsubscribe();
       this.connections.delete(connection);
-      res.end();
+      run.connections--;
     };
+    this.connections.add(connection);
+    run.connections++;
+    res.once('close', drop);
+    connection.stream.write(`retry: ${this.options.retryMs ?? 500}\n\n`);
     connection.subscription = run.log
       .framesAfter(afterId)
       .pipe(
@@ -162,24 +214,22 @@ export class EventStreamHub {
         withHeartbeats(this.options.heartbeatMs ?? 15_000, HEARTBEAT_FRAME, this.options.scheduler ?? asyncScheduler),
       )
       .subscribe({
-        next: (text) => res.write(text),
+        next: (text) => connection.stream.write(text),
         error: (error: unknown) => {
           const code = error instanceof EventStreamError ? error.code : 'RunFailed';
-          res.write(encodeTransportFrame(TRANSPORT_EVENTS.error, { code, message: error instanceof Error ? error.message : String(error) }));
-          finish();
+          connection.stream.end(encodeTransportFrame(TRANSPORT_EVENTS.error, { code, message: error instanceof Error ? error.message : String(error) }));
         },
-        complete: finish,
+        complete: () => connection.stream.end(),
       });
-    this.connections.add(connection);
-    req.once('close', () => {
-      connection.subscription.unsubscribe();
-      this.connections.delete(connection);
-    });
+    if (dropped) connection.subscription.unsubscribe();
   }
 
   private async serveCommand(req: IncomingMessage, res: ServerResponse, runId: string, run: HostedRun): Promise<void> {
     const command = await readCommand(req, res, MAX_COMMAND_BYTES);
     if (!command) return;
+    if (!(await authorized(this.authorize, req, res, { runId, action: 'command', command }))) return;
+    const cors = corsHeaders(req, this.options.allowedOrigins);
+    for (const [name, value] of Object.entries(cors)) res.setHeader(name, value);
     if (run.log.isOver) return sendJson(res, 409, { error: `run "${runId}" is over; ${command.type} has nothing to act on` });
     const apply = controlFor(run.controls, command);
     if (!apply) return sendJson(res, 400, { error: `run "${runId}" takes no ${command.type} commands` });
