@@ -56,6 +56,13 @@ describe('a spec fetched from a URL', () => {
     );
   });
 
+  it('cannot $ref a file even with allowPrivateRefs (which is about addresses, not files)', async () => {
+    await refused(
+      openApiToolsFromUrl(`http://127.0.0.1:${server.port}/by-file-url.yaml`, { allowPrivateRefs: true }),
+      `$ref "${pathToFileURL(secretFile).href}" points to a local file, and a spec fetched from a URL may not read files`,
+    );
+  });
+
   it('cannot $ref /etc/passwd, even with allowPrivateRefs', async () => {
     await refused(
       openApiToolsFromUrl(`http://specs.test:${server.port}/etc-passwd.yaml`, { lookup, trustedHosts: ['specs.test'], allowPrivateRefs: true }),
