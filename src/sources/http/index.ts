@@ -1,4 +1,6 @@
 export {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  responseTooLarge,
   DEFAULT_IDLE_TIMEOUT_MS,
   DEFAULT_REQUEST_TIMEOUT_MS,
   getHttpDispatcher,
@@ -8,7 +10,8 @@ export {
 } from './request.js';
 export type { HttpRequestInit, HttpStreamOptions } from './request.js';
 export { SSE_INVALID_LINE, decodeSse, sseStream, parseSseJson, streamEndedEarly } from './sse.js';
-export type { SseEvent } from './sse.js';
+export type { SseEvent, SseStreamOptions } from './sse.js';
+export { DEFAULT_MAX_EVENT_BYTES, boundedDecode, eventTooLarge } from './bounded-decode.js';
 export {
   classifyHttpError,
   classifyStreamError,

@@ -8,6 +8,12 @@ import { classifyHttpError, classifyNetworkError } from './errors.js';
 export const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** Longest wait from sending the request to the first byte of the response body (ms). */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+/**
+ * Most response body bytes a provider call reads (256 MiB): past it the request is aborted and the
+ * stream fails with a non-retryable ProviderError, so a hostile or broken endpoint cannot make the
+ * client hold an unbounded body.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 /** Error bodies longer than this are cut before classification. */
 const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
@@ -75,6 +81,8 @@ export interface HttpStreamOptions {
   idleTimeoutMs?: number | undefined;
   /** Max time from subscribing to the first body chunk, ms. Default {@link DEFAULT_REQUEST_TIMEOUT_MS}. */
   requestTimeoutMs?: number | undefined;
+  /** Most body bytes read before the call fails and the socket is closed. Default {@link DEFAULT_MAX_RESPONSE_BYTES}. */
+  maxResponseBytes?: number | undefined;
   /** This call's dispatcher on Node; default {@link getHttpDispatcher}. */
   dispatcher?: Dispatcher | undefined;
   /**
@@ -148,7 +156,9 @@ function readableChunks(stream: ReadableStream<Uint8Array> | null, signal: Abort
  * Unsubscribing aborts the request; undici then destroys the connection, so a half-read
  * response never returns a dirty socket to the pool. Two timeouts run on `scheduler`: no body
  * byte within `requestTimeoutMs` of subscribing, or no byte for `idleTimeoutMs` between chunks,
- * fails the stream with a retryable `network` error and aborts the request.
+ * fails the stream with a retryable `network` error and aborts the request. A body longer than
+ * `maxResponseBytes` fails it with a non-retryable ProviderError `other` ({@link responseTooLarge})
+ * and aborts the request, which closes the socket.
  *
  * ```
  * server:   headers --c1--c2--------------------X (stalls)
@@ -192,6 +202,7 @@ function rawHttpStream(
   scheduler: SchedulerLike,
 ): Observable<Uint8Array> {
   const { provider, secrets, signal } = options;
+  const maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   return new Observable<Uint8Array>((subscriber) => {
     if (signal?.aborted) {
       subscriber.error(ProviderError.cancelled(`${provider} request cancelled before it was sent`, { provider }));
@@ -226,8 +237,15 @@ function rawHttpStream(
         );
         return;
       }
+      let received = 0;
       for await (const chunk of response.body) {
         if (settled || subscriber.closed) return;
+        received += chunk.byteLength;
+        if (received > maxBytes) {
+          controller.abort();
+          fail(responseTooLarge(provider, maxBytes));
+          return;
+        }
         subscriber.next(chunk);
       }
       if (!settled) {
@@ -248,6 +266,17 @@ function rawHttpStream(
       }
     };
   });
+}
+
+/**
+ * The error of a response body over `maxResponseBytes`: kind `other`, so it is not retried (the
+ * same endpoint would send the same body again).
+ */
+export function responseTooLarge(provider: string, maxBytes: number): ProviderError {
+  return ProviderError.other(
+    `${provider} sent a response body over the ${maxBytes}-byte limit (maxResponseBytes): the request was aborted`,
+    { provider },
+  );
 }
 
 async function readLimited(body: AsyncIterable<unknown> & { destroy?: () => void }, limit: number): Promise<string> {

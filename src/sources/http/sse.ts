@@ -3,6 +3,7 @@ import type { OperatorFunction } from 'rxjs';
 import { createParser } from 'eventsource-parser';
 import { ProviderError } from '../../types/errors.js';
 import { excerpt, redactSecrets } from './errors.js';
+import { boundedDecode } from './bounded-decode.js';
 import { httpStream } from './request.js';
 import type { HttpRequestInit, HttpStreamOptions } from './request.js';
 
@@ -65,12 +66,18 @@ export function decodeSse(): OperatorFunction<Uint8Array, SseEvent> {
     });
 }
 
+export interface SseStreamOptions extends HttpStreamOptions {
+  /** Most bytes between two events (one SSE line or event) before the call fails. Default 8 MiB. */
+  maxEventBytes?: number | undefined;
+}
+
 /**
  * {@link httpStream} piped through {@link decodeSse}: a cold POST whose SSE events are emitted
- * as they arrive. Unsubscribing aborts the request.
+ * as they arrive. Unsubscribing aborts the request. An event (or line) over `maxEventBytes` or a
+ * body over `maxResponseBytes` fails it with a non-retryable ProviderError and closes the socket.
  */
-export function sseStream(url: string, init: HttpRequestInit, options: HttpStreamOptions): Observable<SseEvent> {
-  return httpStream(url, init, options).pipe(decodeSse());
+export function sseStream(url: string, init: HttpRequestInit, options: SseStreamOptions): Observable<SseEvent> {
+  return httpStream(url, init, options).pipe(boundedDecode(decodeSse(), options.provider, options.maxEventBytes));
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   missingKeyError,
   repairToolPairs,
   resolveApiKey,
+  requestSecrets,
   streamProvider,
   thinkingAsText,
   withModelHeaders,
@@ -361,17 +362,19 @@ export function createAnthropicProvider(http: ProviderHttpOptions = {}): Provide
     const { model } = request;
     const apiKey = resolveApiKey(request, ANTHROPIC_API_KEY_ENV, http);
     if (!apiKey) return failFast(missingKeyError(model, ANTHROPIC_API_KEY_ENV));
+    const headers = withModelHeaders(anthropicHeaders(apiKey), model);
+    const secrets = requestSecrets(headers, model, apiKey);
     return streamProvider(
       request,
       options,
       {
         url: joinUrl(model.baseUrl ?? ANTHROPIC_BASE_URL, '/v1/messages'),
-        headers: withModelHeaders(anthropicHeaders(apiKey), model),
+        headers,
         provider: model.provider,
-        secrets: [apiKey],
+        secrets,
         body: () => JSON.stringify(buildAnthropicRequest(request)),
         decode: decodeSse(),
-        parser: (builder) => anthropicReader(builder, model.provider, [apiKey], request.responseFormat?.name),
+        parser: (builder) => anthropicReader(builder, model.provider, secrets, request.responseFormat?.name),
       },
       http,
     );

@@ -5,7 +5,7 @@ import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/request.js';
 import { streamChatCompletions } from './openai-completions.js';
 import { streamResponses } from './openai-responses.js';
-import { failFast, missingKeyError, resolveApiKey, withModelHeaders } from './provider-kit.js';
+import { failFast, missingKeyError, requestSecrets, resolveApiKey, withModelHeaders } from './provider-kit.js';
 import type { ProviderEndpoint, ProviderHttpOptions } from './provider-kit.js';
 
 /**
@@ -53,7 +53,7 @@ export function createAzureOpenAiProvider(http: ProviderHttpOptions = {}): Provi
       );
     }
     const headers = withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', 'api-key': apiKey }, model);
-    const endpoint = (path: string): ProviderEndpoint => ({ url: azureUrl(baseUrl, path, model.apiVersion), headers, provider: model.provider, secrets: [apiKey] });
+    const endpoint = (path: string): ProviderEndpoint => ({ url: azureUrl(baseUrl, path, model.apiVersion), headers, provider: model.provider, secrets: requestSecrets(headers, model, apiKey) });
     if (usesChatCompletions(model)) return streamChatCompletions(request, options, endpoint('chat/completions'), http);
     return streamResponses(request, options, endpoint('responses'), http);
   };

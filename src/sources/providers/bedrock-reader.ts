@@ -4,6 +4,7 @@ import type { StreamEvent } from '../../types/provider.js';
 import type { StopReason } from '../../types/message.js';
 import { ProviderError } from '../../types/errors.js';
 import { classifyStreamError, excerpt, redactSecrets } from '../http/index.js';
+import { DEFAULT_MAX_EVENT_BYTES, eventTooLarge } from '../http/bounded-decode.js';
 import { importOptionalPeer } from '../optional-peer.js';
 import type { AssistantMessageBuilder } from './message-builder.js';
 import type { WireParser } from './provider-kit.js';
@@ -48,14 +49,20 @@ export function loadEventStreamDecoder(): Promise<EventStreamDecoder> {
 /**
  * Cuts a byte stream into whole event-stream frames (each starts with its total length, a
  * big-endian uint32) and decodes each with the codec, which checks both CRCs and parses the
- * headers. A body that ends inside a frame fails with a retryable network error.
+ * headers. A body that ends inside a frame fails with a retryable network error; a frame whose
+ * prelude claims more than `maxFrameBytes` fails at once with a non-retryable ProviderError.
  *
  * ```
  * bytes:    --[frame1 + half of frame2]--[rest of frame2]--|
  * messages: --m1---------------------------m2---------------|
  * ```
  */
-export function decodeEventStream(decoder: EventStreamDecoder, provider: string, secrets: readonly string[] = []): OperatorFunction<Uint8Array, BedrockStreamMessage> {
+export function decodeEventStream(
+  decoder: EventStreamDecoder,
+  provider: string,
+  secrets: readonly string[] = [],
+  maxFrameBytes: number = DEFAULT_MAX_EVENT_BYTES,
+): OperatorFunction<Uint8Array, BedrockStreamMessage> {
   return (source) =>
     new Observable<BedrockStreamMessage>((subscriber) => {
       let pending = new Uint8Array(0);
@@ -63,6 +70,8 @@ export function decodeEventStream(decoder: EventStreamDecoder, provider: string,
         while (pending.length >= 4) {
           const total = new DataView(pending.buffer, pending.byteOffset, pending.byteLength).getUint32(0, false);
           if (total < 16) throw ProviderError.other(`${provider} sent a malformed event-stream frame (length ${total})`, { provider });
+          // Refused from its prelude, before a byte of it is buffered.
+          if (total > maxFrameBytes) throw eventTooLarge(provider, maxFrameBytes);
           if (pending.length < total) return;
           const frame = pending.slice(0, total);
           pending = pending.subarray(total);

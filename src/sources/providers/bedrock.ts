@@ -4,7 +4,7 @@ import type { ModelConfig, Provider } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/index.js';
 import { importOptionalPeer } from '../optional-peer.js';
-import { resolveApiKey, streamProvider, withModelHeaders } from './provider-kit.js';
+import { requestSecrets, resolveApiKey, streamProvider, withModelHeaders } from './provider-kit.js';
 import type { ProviderHttpOptions } from './provider-kit.js';
 import { buildBedrockBody } from './bedrock-request.js';
 import { BedrockStreamParser, decodeEventStream, loadEventStreamDecoder } from './bedrock-reader.js';
@@ -113,14 +113,17 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
       const baseHeaders = withModelHeaders({ 'content-type': 'application/json', accept: 'application/vnd.amazon.eventstream' }, model);
       const prepare = async (): Promise<{ decoder: EventStreamDecoder; headers: Record<string, string>; secrets: string[] }> => {
         const decoder = await loadEventStreamDecoder();
-        if (bearer) return { decoder, headers: { ...baseHeaders, authorization: `Bearer ${bearer}` }, secrets: [bearer] };
+        if (bearer) {
+          const headers = { ...baseHeaders, authorization: `Bearer ${bearer}` };
+          return { decoder, headers, secrets: requestSecrets(headers, model, bearer) };
+        }
         const aws = typeof credentials === 'function' ? await credentials() : credentials ?? envCredentials(env);
         if (aws) {
           const headers = await signBedrockRequest(url, baseHeaders, body, bedrockRegion(model, env), aws);
-          return { decoder, headers, secrets: [aws.secretAccessKey, ...(aws.sessionToken ? [aws.sessionToken] : [])] };
+          return { decoder, headers, secrets: requestSecrets(headers, model, aws.secretAccessKey, aws.sessionToken) };
         }
         if (Object.keys(model.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) {
-          return { decoder, headers: baseHeaders, secrets: [] };
+          return { decoder, headers: baseHeaders, secrets: requestSecrets(baseHeaders, model) };
         }
         throw ProviderError.auth(
           `No credentials for Bedrock model "${model.id}": set a Bedrock API key (apiKey / AWS_BEARER_TOKEN_BEDROCK) ` +
@@ -139,7 +142,7 @@ export function createBedrockProvider(options: BedrockProviderOptions = {}): Pro
               provider,
               secrets,
               body: () => body,
-              decode: decodeEventStream(decoder, provider, secrets),
+              decode: decodeEventStream(decoder, provider, secrets, http.maxEventBytes),
               parser: (builder) => new BedrockStreamParser(builder, provider, secrets, request.responseFormat?.name),
             },
             http,

@@ -4,7 +4,7 @@ import { ProviderError } from '../../types/errors.js';
 import { joinUrl } from '../http/index.js';
 import { streamGoogle } from './google.js';
 import type { GoogleEndpoint } from './google.js';
-import { failFast, missingKeyError, resolveApiKey, withModelHeaders } from './provider-kit.js';
+import { failFast, missingKeyError, requestSecrets, resolveApiKey, withModelHeaders } from './provider-kit.js';
 import type { ProviderHttpOptions } from './provider-kit.js';
 
 export const GOOGLE_CLOUD_ACCESS_TOKEN_ENV = 'GOOGLE_CLOUD_ACCESS_TOKEN';
@@ -54,11 +54,12 @@ export function createGoogleVertexProvider(http: ProviderHttpOptions = {}): Prov
     }
     const token = resolveApiKey(request, GOOGLE_CLOUD_ACCESS_TOKEN_ENV, http);
     if (!token) return failFast(missingKeyError(model, GOOGLE_CLOUD_ACCESS_TOKEN_ENV));
+    const headers = withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` }, model);
     const endpoint: GoogleEndpoint = {
       url: vertexStreamUrl(model, project, region),
-      headers: withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', authorization: `Bearer ${token}` }, model),
+      headers,
       provider: model.provider,
-      secrets: [token],
+      secrets: requestSecrets(headers, model, token),
       idPrefix: 'vertex-fc-',
     };
     return streamGoogle(request, options, endpoint, http);

@@ -12,6 +12,7 @@ import {
   missingKeyError,
   repairToolPairs,
   resolveApiKey,
+  requestSecrets,
   streamProvider,
   thinkingAsText,
   toolResultImages,
@@ -222,11 +223,12 @@ export function createGoogleProvider(http: ProviderHttpOptions = {}): Provider {
     const { model } = request;
     const key = resolveApiKey(request, GEMINI_API_KEY_ENV, http) ?? resolveApiKey(request, GOOGLE_API_KEY_ENV, http);
     if (!key) return failFast(missingKeyError(model, GEMINI_API_KEY_ENV));
+    const headers = withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', 'x-goog-api-key': key }, model);
     const endpoint: GoogleEndpoint = {
       url: geminiStreamUrl(model),
-      headers: withModelHeaders({ 'content-type': 'application/json', accept: 'text/event-stream', 'x-goog-api-key': key }, model),
+      headers,
       provider: model.provider,
-      secrets: [key],
+      secrets: requestSecrets(headers, model, key),
       idPrefix: 'google-fc-',
     };
     return streamGoogle(request, options, endpoint, http);

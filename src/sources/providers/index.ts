@@ -19,4 +19,5 @@ export * from './bedrock.js';
 export * from './models-responses-gemini-bedrock.js';
 export * from './model-ids.js';
 export * from './credentials.js';
+export * from './redacting-provider.js';
 export * from '../../operators/circuit-breaker.js';

@@ -12,6 +12,7 @@ import {
   missingKeyError,
   repairToolPairs,
   resolveApiKey,
+  requestSecrets,
   streamProvider,
   thinkingAsText,
   toolResultText,
@@ -212,12 +213,8 @@ export function openAiEndpoint(request: StreamRequest, path: string, http: Provi
   if (!apiKey && envVar !== undefined) return missingKeyError(model, envVar);
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' };
   if (apiKey) headers['authorization'] = `Bearer ${apiKey}`;
-  return {
-    url: joinUrl(model.baseUrl ?? OPENAI_BASE_URL, path),
-    headers: withModelHeaders(headers, model),
-    provider: model.provider,
-    secrets: apiKey ? [apiKey] : [],
-  };
+  const sent = withModelHeaders(headers, model);
+  return { url: joinUrl(model.baseUrl ?? OPENAI_BASE_URL, path), headers: sent, provider: model.provider, secrets: requestSecrets(sent, model, apiKey) };
 }
 
 /**

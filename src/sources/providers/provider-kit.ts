@@ -5,6 +5,7 @@ import type { ImageContent } from '../../types/content.js';
 import type { Message, ToolResultMessage, AssistantMessage } from '../../types/message.js';
 import type { ModelConfig, ProviderOptions, StreamEvent, StreamRequest } from '../../types/provider.js';
 import { ProviderError } from '../../types/errors.js';
+import { boundedDecode } from '../http/bounded-decode.js';
 import { httpStream } from '../http/request.js';
 import { AssistantMessageBuilder } from './message-builder.js';
 
@@ -26,6 +27,13 @@ export interface ProviderHttpOptions {
   requestTimeoutMs?: number;
   /** Environment read for API keys; default `process.env`. */
   env?: Record<string, string | undefined>;
+  /**
+   * Most bytes the endpoint may send between two events (an SSE line or event, a Bedrock frame)
+   * before the call fails with a non-retryable ProviderError and the socket is closed. Default 8 MiB.
+   */
+  maxEventBytes?: number;
+  /** Most bytes of one response body, same failure. Default 256 MiB. */
+  maxResponseBytes?: number;
 }
 
 /**
@@ -115,7 +123,9 @@ export interface ProviderCall<T> extends ProviderEndpoint {
 /**
  * POSTs `call.body` and reads the response through `call.decode` and {@link parseWire}: `start`
  * once the response streams, then the parser's deltas, then exactly one `done`. Cold;
- * unsubscribing aborts the request. Every wire protocol runs through here.
+ * unsubscribing aborts the request. Every wire protocol runs through here, so every one is held to
+ * `http.maxEventBytes` between two decoded events ({@link boundedDecode}) and `http.maxResponseBytes`
+ * per body.
  *
  * ```
  * wire:    --a------b--stop--|       --a------b--|           --a------X
@@ -147,10 +157,11 @@ export function streamProvider<T>(
         scheduler,
         idleTimeoutMs: http.idleTimeoutMs,
         requestTimeoutMs: http.requestTimeoutMs,
+        maxResponseBytes: http.maxResponseBytes,
         dispatcher: http.dispatcher,
         fetch: http.fetch,
       },
-    ).pipe(call.decode, parseWire(builder, parser));
+    ).pipe(boundedDecode(call.decode, call.provider, http.maxEventBytes), parseWire(builder, parser));
   });
 }
 
@@ -249,6 +260,34 @@ export function compact<T extends Record<string, unknown>>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = v;
   return out as T;
+}
+
+/** Headers that carry a credential whatever their value looks like. */
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie|x-api-key|api-key|x-goog-api-key|x-amz-security-token)$/i;
+/** An auth scheme before a token (`Bearer abc`): the token alone is a secret too. */
+const AUTH_SCHEME = /^(?:Bearer|Basic|Token|Bot)\s+(\S.*)$/i;
+
+/**
+ * The values to redact from every error of one call: the credentials, every header value the
+ * model config adds (`model.headers`: gateway keys, proxy tokens) and every credential header
+ * (`authorization`, `x-api-key` …), with the token after an auth scheme on its own as well. The
+ * protocol's own constant headers (`content-type`, `anthropic-version` …) are not secrets.
+ *
+ * @example
+ * requestSecrets(headers, model, apiKey) // → [apiKey, 'gw-token-…', 'Bearer gw-token-…']
+ */
+export function requestSecrets(headers: Readonly<Record<string, string>>, model: ModelConfig, ...credentials: ReadonlyArray<string | undefined>): string[] {
+  const own = new Set(Object.keys(model.headers ?? {}).map((name) => name.toLowerCase()));
+  const out = new Set<string>();
+  const add = (value: string | undefined): void => {
+    if (!value) return;
+    out.add(value);
+    const token = AUTH_SCHEME.exec(value)?.[1];
+    if (token) out.add(token);
+  };
+  for (const credential of credentials) add(credential);
+  for (const [name, value] of Object.entries(headers)) if (own.has(name.toLowerCase()) || CREDENTIAL_HEADER.test(name)) add(value);
+  return [...out];
 }
 
 /** Headers of the model config merged over the protocol's own (the config wins). */
