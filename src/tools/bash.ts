@@ -26,8 +26,14 @@ export interface BashToolOptions extends WorkspaceOptions {
    * are. Default: `DEFAULT_DENY_PATTERNS`.
    */
   denyPatterns?: ReadonlyArray<string | RegExp>;
-  /** Extra environment for every command, on top of `process.env` (scrubbed all the same). */
+  /** Variables every command gets, on top of the inherited ones (loader variables dropped all the same). */
   env?: Readonly<Record<string, string>>;
+  /**
+   * Names of further `process.env` variables commands inherit, besides {@link DEFAULT_BASH_ENV}.
+   * Nothing else is inherited: provider keys and other secrets of this process stay out of the
+   * commands the model runs.
+   */
+  inheritEnv?: readonly string[];
   /** The shell binary (default `bash`); it is run as `<shell> -c <command>`. */
   shell?: string;
   /** After SIGTERM on timeout or abort, how long the process group gets before SIGKILL (default 1000 ms). */
@@ -47,6 +53,9 @@ export const DEFAULT_DENY_PATTERNS: readonly (string | RegExp)[] = [
   /\bmkfs(?:\.\w+)?\s/,
   /\bdd\b[^|;&]*\bof=\/dev\/(?:sd|nvme|hd|disk|mmcblk)/,
 ];
+
+/** What a command inherits of `process.env` by default: what a shell needs, and no credentials. */
+export const DEFAULT_BASH_ENV: readonly string[] = ['PATH', 'HOME', 'LANG', 'TERM', 'TMPDIR', 'USER', 'SHELL'];
 
 /**
  * Variables dropped from the inherited environment: they make the dynamic loader or bash
@@ -115,7 +124,7 @@ export function bashTool(options: BashToolOptions): Tool<BashArgs> {
               runCommand({
                 command: args.command,
                 cwd,
-                env: commandEnv(options.env, args.env),
+                env: commandEnv(options, args.env),
                 shell: options.shell ?? 'bash',
                 timeoutMs,
                 maxOutputBytes: limits.maxOutputBytes,
@@ -145,12 +154,11 @@ function refuse(args: BashArgs, deny: ReadonlyArray<string | RegExp>): string | 
   return undefined;
 }
 
-function commandEnv(
-  configured: Readonly<Record<string, string>> | undefined,
-  requested: Readonly<Record<string, string>> | undefined,
-): NodeJS.ProcessEnv {
+/** The allow-listed part of `process.env`, then the configured variables, then the call's; loader variables never. */
+function commandEnv(options: BashToolOptions, requested: Readonly<Record<string, string>> | undefined): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries([...DEFAULT_BASH_ENV, ...(options.inheritEnv ?? [])].map((name) => [name, process.env[name]]));
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries({ ...process.env, ...configured, ...requested })) {
+  for (const [name, value] of Object.entries({ ...inherited, ...options.env, ...requested })) {
     if (value !== undefined && !SCRUBBED_ENV.test(name)) env[name] = value;
   }
   return env;

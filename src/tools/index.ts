@@ -14,7 +14,7 @@ import { writeFileTool } from './write-file.js';
 export { defineTool } from './define-tool.js';
 export type { ToolSpec } from './define-tool.js';
 export { safeToolName, uniqueToolName, TOOL_NAME_PATTERN } from './tool-name.js';
-export { bashTool, DEFAULT_DENY_PATTERNS } from './bash.js';
+export { bashTool, DEFAULT_BASH_ENV, DEFAULT_DENY_PATTERNS } from './bash.js';
 export type { BashArgs, BashToolOptions } from './bash.js';
 export { readFileTool } from './read-file.js';
 export type { ReadFileArgs, ReadFileToolOptions } from './read-file.js';
