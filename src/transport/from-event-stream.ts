@@ -1,6 +1,6 @@
 import { asyncScheduler, Observable, type SchedulerLike } from 'rxjs';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { AgentEvent } from '../types/events.js';
+import type { AgentEvent, AgentEventType } from '../types/events.js';
 import { EventStreamError, responseErrorText, TRANSPORT_EVENTS, type TransportErrorData } from './wire.js';
 import { createEventRebuilder } from './rebuild-events.js';
 
@@ -17,7 +17,64 @@ export interface FromEventStreamOptions {
   lastEventId?: string;
   /** Time source of the reconnect delay (default `asyncScheduler`). */
   scheduler?: SchedulerLike;
+  /**
+   * Most bytes the server may send between two events (one SSE line or frame) before the stream
+   * fails with `EventStreamError('TooLarge')` and the connection is closed. Default 8 MiB.
+   */
+  maxEventBytes?: number;
+  /**
+   * Most bytes of the whole stream, over every reconnect, same failure: what the rebuilt run may
+   * hold. Default 256 MiB; raise it for longer runs.
+   */
+  maxResponseBytes?: number;
+  /**
+   * Called with each event whose `type` this version of phi-rx does not know (a newer server),
+   * which is not emitted: the stream stays an `Observable<AgentEvent>` a UI can switch over
+   * exhaustively, and stays open. Default: dropped silently.
+   */
+  onUnknownEvent?: (event: UnknownWireEvent) => void;
 }
+
+/** An event from the wire whose `type` is not an {@link AgentEventType} this client knows. */
+export interface UnknownWireEvent {
+  readonly type: string;
+  /** The SSE `id:` of its frame, if any. */
+  readonly id: string | undefined;
+  /** The frame's JSON data as sent (an object with a string `type`). */
+  readonly data: Readonly<Record<string, unknown>>;
+}
+
+/** Every event type this client knows: a key missing here is a compile error. */
+const KNOWN_EVENT_TYPES: Readonly<Record<AgentEventType, true>> = {
+  AgentStart: true,
+  AgentEnd: true,
+  TurnStart: true,
+  TurnEnd: true,
+  MessageStart: true,
+  MessageUpdate: true,
+  MessageReset: true,
+  MessageEnd: true,
+  ToolExecutionStart: true,
+  ToolExecutionUpdate: true,
+  ToolExecutionEnd: true,
+  ProgressMessage: true,
+  InputRejected: true,
+  ParallelLoopStart: true,
+  ParallelLoopEnd: true,
+  CompactionStart: true,
+  CompactionEnd: true,
+  RetryScheduled: true,
+  ModelFallback: true,
+  HookError: true,
+  ToolApprovalRequested: true,
+  ToolApprovalResolved: true,
+};
+const isKnownType = (type: string): type is AgentEventType => Object.prototype.hasOwnProperty.call(KNOWN_EVENT_TYPES, type);
+
+/** Default {@link FromEventStreamOptions.maxEventBytes}: 8 MiB. */
+export const DEFAULT_STREAM_MAX_EVENT_BYTES = 8 * 1024 * 1024;
+/** Default {@link FromEventStreamOptions.maxResponseBytes}: 256 MiB. */
+export const DEFAULT_STREAM_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 /**
  * A cold `Observable<AgentEvent>` of a run served as Server-Sent Events (see
@@ -26,7 +83,10 @@ export interface FromEventStreamOptions {
  * connection is reopened with `Last-Event-ID`, so the events continue with no gap and no
  * duplicate; it completes on the run's `AgentEnd` (or the server's end of run), fails with an
  * {@link EventStreamError} on a `phi-rx:error` frame (a resume gap, a failed run), a non-2xx
- * response or too many fruitless reconnects, and unsubscribing closes the connection.
+ * response, too many fruitless reconnects or a server sending more than `maxEventBytes` between
+ * two events or `maxResponseBytes` in all (`TooLarge`, the connection closed), and unsubscribing
+ * closes the connection. Forward compatible: an event type this version does not know (a newer
+ * server) is not emitted but handed to `onUnknownEvent`, and the stream goes on.
  *
  * ```
  * wire:            --A--u--u-X(dropped)   ...reconnect, Last-Event-ID: 3...  --u--m--Z
@@ -41,6 +101,9 @@ export function fromEventStream(source: string | URL | Response, options: FromEv
     const fetchImpl = options.fetch ?? globalThis.fetch.bind(globalThis);
     const scheduler = options.scheduler ?? asyncScheduler;
     const maxReconnects = options.maxReconnects ?? 5;
+    const maxEventBytes = options.maxEventBytes ?? DEFAULT_STREAM_MAX_EVENT_BYTES;
+    const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_STREAM_MAX_RESPONSE_BYTES;
+    let received = 0;
     const url = source instanceof Response ? source.url : String(source);
     const rebuild = createEventRebuilder();
     let lastEventId = options.lastEventId;
@@ -70,6 +133,15 @@ export function fromEventStream(source: string | URL | Response, options: FromEv
         return true;
       }
       fruitless = 0;
+      const type = typeof data === 'object' && data !== null ? (data as { type?: unknown }).type : undefined;
+      if (typeof type !== 'string') {
+        subscriber.error(new EventStreamError('BadFrame', `event stream ${url}: event ${message.id ?? '?'} (${message.event ?? 'message'}) has no string "type"`));
+        return true;
+      }
+      if (!isKnownType(type)) {
+        options.onUnknownEvent?.({ type, id: message.id, data: data as Record<string, unknown> });
+        return false;
+      }
       let event: AgentEvent;
       try {
         event = rebuild(data as never);
@@ -101,9 +173,14 @@ export function fromEventStream(source: string | URL | Response, options: FromEv
       }
       if (!response.body) throw new EventStreamError('Http', `event stream ${url}: the response has no body`);
       let done = false;
+      let undecoded = 0; // bytes since the parser last completed an event or a comment
       const parser = createParser({
         onEvent: (message) => {
+          undecoded = 0;
           if (!done) done = onMessage(message);
+        },
+        onComment: () => {
+          undecoded = 0;
         },
         onRetry: (ms) => {
           retryDelayMs = ms;
@@ -115,14 +192,25 @@ export function fromEventStream(source: string | URL | Response, options: FromEv
         while (!done && !subscriber.closed) {
           const chunk = await reader.read();
           if (chunk.done) break;
+          received += chunk.value.byteLength;
+          if (received > maxResponseBytes) throw tooLarge(`over ${maxResponseBytes} bytes in all (maxResponseBytes)`);
+          undecoded += chunk.value.byteLength;
           parser.feed(decoder.decode(chunk.value, { stream: true }));
+          if (undecoded > maxEventBytes) throw tooLarge(`over ${maxEventBytes} bytes without completing an event (maxEventBytes)`);
         }
+      } catch (error) {
+        // Closes the connection (a Response passed in is not ours to abort: its body is cancelled).
+        controller.abort();
+        void reader.cancel().catch(() => undefined);
+        throw error;
       } finally {
         if (done || subscriber.closed) controller.abort();
         reader.releaseLock?.();
       }
       if (!done && !subscriber.closed) throw new EventStreamError('Disconnected', `event stream ${url}: the connection closed before the run ended`);
     };
+
+    const tooLarge = (what: string): EventStreamError => new EventStreamError('TooLarge', `event stream ${url}: the server sent ${what}; the connection was closed`);
 
     const attempt = (): void => {
       connect().catch((error: unknown) => {

@@ -132,7 +132,7 @@ export const HEARTBEAT_FRAME = ': heartbeat\n\n';
 export class EventStreamError extends Error {
   override readonly name = 'EventStreamError';
   constructor(
-    readonly code: TransportErrorData['code'] | 'Http' | 'BadFrame' | 'Disconnected',
+    readonly code: TransportErrorData['code'] | 'Http' | 'BadFrame' | 'Disconnected' | 'TooLarge',
     message: string,
     options?: { cause?: unknown },
   ) {
