@@ -1,6 +1,6 @@
 /**
  * Calling one tool by hand, outside any agent loop: `npm run example examples/call-tool.ts`.
- * Its `callTool` helper is shared by the MCP and OpenAPI examples.
+ * The MCP and OpenAPI examples carry a copy of its `callTool` helper.
  */
 import { pathToFileURL } from 'node:url';
 import { asyncScheduler, lastValueFrom, tap, toArray } from 'rxjs';
@@ -9,7 +9,7 @@ import { defineTool, runTool, type AnyTool, type ToolResult } from 'phi-rx';
 
 /**
  * Calls the tool named `name` once, the way the agent loop does (through `runTool`): progress
- * lines are printed as they come, then the result. Shared by the examples.
+ * lines are printed as they come, then the result. The MCP and OpenAPI examples carry a copy.
  */
 export async function callTool(
   tools: readonly AnyTool[],

@@ -1,7 +1,7 @@
 /**
  * Which real model the examples use: the first API key found in the environment picks the
  * provider (ANTHROPIC_API_KEY, then OPENAI_API_KEY, then GEMINI_API_KEY); PHI_RX_LIVE_MODEL
- * overrides the model id. Shared by `examples/live.ts` and `npm start` (examples/quickstart.ts).
+ * overrides the model id. `examples/live.ts` and `npm start` (examples/quickstart.ts) carry a copy.
  * PHI_RX_PROVIDER (anthropic | openai | google) picks the provider whether or not its key is set
  * (a missing key is then the run's error), and PHI_RX_BASE_URL points it at another endpoint.
  */

@@ -9,8 +9,8 @@ import type { ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { OpenApiAuth, OperationFilter, openApiToolsFromSpec } from 'phi-rx/openapi';
-import type { ToolResult } from 'phi-rx';
-import { callTool, resultText } from './call-tool.js';
+import { asyncScheduler, lastValueFrom, tap, toArray } from 'rxjs';
+import { runTool, type AnyTool, type ToolResult } from 'phi-rx';
 
 const SPEC = `
 openapi: 3.0.3
@@ -78,6 +78,25 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
+
+// ---- a helper, here so that this file runs on its own when copied into a project
+
+/**
+ * Calls the tool named `name` once, the way the agent loop does (through `runTool`), printing its
+ * progress as it comes; resolves with the result and the progress lines (examples/call-tool.ts).
+ */
+async function callTool(tools: readonly AnyTool[], name: string, args: Record<string, unknown>): Promise<{ result: ToolResult; progress: string[] }> {
+  const tool = tools.find((t) => t.name === name);
+  if (!tool) throw new Error(`no tool ${name}`);
+  const run$ = runTool(tool, args, { toolCallId: 'example', loopId: 'example', scheduler: asyncScheduler });
+  const emissions = await lastValueFrom(run$.pipe(tap((e) => e.kind === 'progress' && console.log('  progress:', e.text)), toArray()));
+  const progress = emissions.flatMap((e) => (e.kind === 'progress' ? [e.text] : []));
+  const result = emissions.flatMap((e) => (e.kind === 'result' ? [e.result] : []))[0]!;
+  return { result, progress };
+}
+
+/** A tool result as text, other content as `[type]`. */
+const resultText = (result: ToolResult): string => result.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('\n');
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {

@@ -10,10 +10,8 @@
 import { pathToFileURL } from 'node:url';
 import { lastValueFrom, tap } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, defineTool, MessageQueue, userMessage, type AgentEndEvent, type AgentEvent } from 'phi-rx';
+import { agentLoop, anthropic, defineTool, google, MessageQueue, openai, userMessage, type AgentEndEvent, type AgentEvent, type ModelConfig } from 'phi-rx';
 import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
-import { liveModel } from './models.js';
-import { renderEvent } from './render.js';
 
 export interface QuickstartOptions {
   chunkDelayMs?: number;
@@ -71,6 +69,42 @@ export async function main(options: QuickstartOptions = {}): Promise<AgentEndEve
   const writeError = options.writeError ?? ((s: string) => process.stderr.write(s));
   if (end.stopReason === 'error') writeError(`error: ${(last?.role === 'assistant' && last.errorMessage) || 'the run failed'}\n`);
   return end;
+}
+
+// ---- helpers, here so that this file runs on its own when copied into a project
+
+/**
+ * The real model for the first API key in `env` (ANTHROPIC_API_KEY, then OPENAI_API_KEY, then
+ * GEMINI_API_KEY), or undefined when there is none. PHI_RX_PROVIDER (anthropic | openai | google)
+ * picks the provider whether or not its key is set, PHI_RX_LIVE_MODEL the model id, PHI_RX_BASE_URL
+ * another endpoint. (examples/models.ts shows the same choice with the catalogue's defaults.)
+ */
+export function liveModel(env: Record<string, string | undefined> = process.env): ModelConfig | undefined {
+  const override = env['PHI_RX_LIVE_MODEL'];
+  const options = { maxTokens: 1024, ...(env['PHI_RX_BASE_URL'] ? { baseUrl: env['PHI_RX_BASE_URL'] } : {}) };
+  const chosen = env['PHI_RX_PROVIDER'];
+  if (chosen !== undefined && !['anthropic', 'openai', 'google'].includes(chosen)) {
+    throw new Error(`PHI_RX_PROVIDER must be anthropic, openai or google, not "${chosen}"`);
+  }
+  if (chosen === 'anthropic' || (!chosen && env['ANTHROPIC_API_KEY'])) return anthropic(override ?? 'claude-haiku-4-5', options);
+  if (chosen === 'openai' || (!chosen && env['OPENAI_API_KEY'])) return openai(override ?? 'gpt-4o-mini', options);
+  if (chosen === 'google' || (!chosen && env['GEMINI_API_KEY'])) return google(override ?? 'gemini-2.5-flash', options);
+  return undefined;
+}
+
+const textOf = (content: ReadonlyArray<{ type: string; text?: string }>): string => content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join('');
+
+/** Renders agent events in a terminal as they arrive: streamed text, tool calls, results (examples/render.ts). */
+function renderEvent(e: AgentEvent, write: (s: string) => void): void {
+  if (e.type === 'TurnStart') write(`\n── turn ${e.turnIndex} (${e.triggeredBy}) ──\n`);
+  else if (e.type === 'MessageStart' && e.message.role === 'user') write(`you › ${textOf(e.message.content)}\n`);
+  else if (e.type === 'MessageStart' && e.message.role === 'assistant') write('agent › ');
+  else if (e.type === 'MessageUpdate' && e.delta.type === 'text') write(e.delta.delta);
+  else if (e.type === 'MessageEnd' && e.message.role === 'assistant') write('\n');
+  else if (e.type === 'ToolExecutionStart') write(`  ⚙ ${e.toolName}(${JSON.stringify(e.args)})\n`);
+  else if (e.type === 'ToolExecutionEnd') write(`  ${e.isError ? '✗' : '✓'} ${e.toolName} → ${textOf(e.result.content)}\n`);
+  else if (e.type === 'RetryScheduled') write(`  ↻ retry ${e.attempt} in ${e.delayMs}ms (${e.errorKind})\n`);
+  else if (e.type === 'AgentEnd') write(`\n[done: ${e.stopReason}, ${e.messages.length} new messages, ${e.usage.totalTokens} tokens]\n`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

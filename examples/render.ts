@@ -1,13 +1,13 @@
 /**
  * Rendering agent events in a terminal: `npm run example examples/render.ts` renders a
- * scripted run (no key needed). `renderEvent` is shared by the quickstart and live examples.
+ * scripted run (no key needed). The quickstart and live examples carry a shorter copy of `renderEvent`.
  */
 import { pathToFileURL } from 'node:url';
 import { tap } from 'rxjs';
 import { agentLoop, runToEnd, userMessage, type AgentEvent } from 'phi-rx';
 import { scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
-/** Renders agent events live in a terminal: streamed text, tool calls, results. Shared by the examples. */
+/** Renders agent events live in a terminal: streamed text, tool calls, results. */
 export function renderEvent(e: AgentEvent, write: (s: string) => void = (s) => process.stdout.write(s)): void {
   switch (e.type) {
     case 'TurnStart':

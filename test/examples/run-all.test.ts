@@ -4,30 +4,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { EXPECTED, KEYS } from './expected.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'PHI_RX_LIVE_MODEL', 'PHI_RX_PROVIDER', 'PHI_RX_BASE_URL'];
-
-/** What each example must print when run as a program with no API key: proof it did its job. */
-const EXPECTED: Record<string, RegExp> = {
-  'approval.ts': /✓ repair: approved with \{"to":"garage","amount":400\} \(agreed discount\)\n[^]*bet: Tool call "transfer" was denied: not paying gambling debts from this account\n/,
-  'best-of-n.ts': /started 3 branches/,
-  'call-tool.ts': /add\(\{ a: 2, b: 40 \}\) → 42\nadd\.validate\(\{ a: 'two' \}\) → rejected: arguments\.a:/,
-  'custom-operator.ts': /model saw: \[ 'customer 42: Ada Lovelace, card \[card\], \[email\]' \]/,
-  'live.ts': /set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY to run against a real API/,
-  'mcp.ts': /echo -> Echo: hello from phi-rx/,
-  'models.ts': /anthropic-messages +claude-sonnet-4-5 +context 200000, \$3 \/ \$15/,
-  'model-fallback.ts': /fallback: scripted\/primary-model → backup\/backup-model \(retriesExhausted: network: HTTP 503[^\n]*\)\nbackup\/backup-model › Paris, from the backup\.\nscripted\/primary-model › The primary is back\./,
-  'own-loop.ts': /final: 3 messages, turn 2, note still there: true/,
-  'openapi.ts': /GET http:\/\/127\.0\.0\.1:\d+\/v1\/pets\?limit=1 → 200/,
-  'quickstart.ts': /agent › Pack a light jacket for Paris evenings\./,
-  'record-and-replay.ts': /identical sequence: true/,
-  'render.ts': /agent › Hello! Every event of this run is rendered as it arrives\.\n\n\[done: stop, 2 new messages/,
-  'structured-output.ts': /corrective turn › Your answer did not match the required output schema:\n- \$\.celsius: [^\n]+\n[\s\S]*partial › \{"city":"Paris","celsius":18\}[\s\S]*output › Paris: 18°C, clear, light wind/,
-  'sub-agent.ts': /\[researcher\] Tokyo/,
-  'tools.ts': /Wrote \d+ B to src\/greet\.ts \(new file\)/,
-  'tracing.ts': /invoke_agent coordinator\n {2}chat coordinator-model\n {2}execute_tool researcher\n {4}invoke_agent researcher/,
-};
 
 const examples = readdirSync(path.join(repoRoot, 'examples')).filter((f) => f.endsWith('.ts')).sort();
 
