@@ -4,11 +4,11 @@ import type { McpConnection } from '../mcp/index.js';
 import { OpenApiAuth, OperationFilter, type OpenApiConfig } from '../openapi/config.js';
 import { anthropic, google, openai, openaiCompatible, openaiResponses, type ModelOptions } from '../sources/providers/index.js';
 import { scriptedModel } from '../testing/scripted-provider.js';
-import { defaultTools } from '../tools/index.js';
+import { defaultTools, type WorkspaceOptions } from '../tools/index.js';
 import type { ModelConfig, Provider } from '../types/provider.js';
 import type { AnyTool } from '../types/tool.js';
 import { loadAgentConfig, type LoadConfigOptions, type LoadedAgentConfig } from './load.js';
-import type { AgentFile, OpenApiEntry } from './schema.js';
+import type { AgentFile, OpenApiEntry, WorkspaceEntry } from './schema.js';
 
 export interface CreateAgentOptions extends LoadConfigOptions {
   /** Tools the config's `tools` list may name, besides the built-in ones. */
@@ -31,8 +31,8 @@ export interface ConfiguredAgent {
 }
 
 /**
- * A BasicAgent from a config file: model, system prompt, tools by name (built-in tools work in
- * the config file's directory), fallback models, MCP servers, OpenAPI specs, limits, retry,
+ * A BasicAgent from a config file: model, system prompt, tools by name (built-in tools work in,
+ * and are confined to, the `workspace`: by default the config file's directory), fallback models, MCP servers, OpenAPI specs, limits, retry,
  * compaction and steering policy. On any failure the MCP servers started so far are closed again.
  *
  * @example
@@ -43,7 +43,7 @@ export async function createAgentFromConfig(file: string, options: CreateAgentOp
   const loaded = await loadAgentConfig(file, options);
   const { config } = loaded;
   const dir = path.dirname(path.resolve(file));
-  const tools = resolveTools(loaded, dir, options.tools ?? []);
+  const tools = resolveTools(loaded, workspaceOf(config.workspace, dir), options.tools ?? []);
   if (config.model.provider === 'scripted' && !options.provider) {
     throw loaded.errorAt(['model', 'provider'], '"scripted" needs a provider passed in code (createAgentFromConfig(file, { provider }))');
   }
@@ -121,11 +121,19 @@ function loopOptions(config: AgentFile): Partial<BasicAgentOptions> {
   };
 }
 
-function resolveTools(loaded: LoadedAgentConfig, dir: string, registered: readonly AnyTool[]): AnyTool[] {
+/** The built-in tools' directory, confined (`root`) unless the file says `unconfined = true`. */
+function workspaceOf(entry: WorkspaceEntry | undefined, dir: string): WorkspaceOptions {
+  const where = typeof entry === 'string' ? entry : entry?.path;
+  const cwd = where === undefined ? dir : path.resolve(dir, where);
+  return typeof entry === 'object' && entry.unconfined === true ? { cwd } : { cwd, root: cwd };
+}
+
+/** The tools the file names, and only those: `bash` is there only when named. */
+function resolveTools(loaded: LoadedAgentConfig, ws: WorkspaceOptions, registered: readonly AnyTool[]): AnyTool[] {
   const names = loaded.config.tools ?? [];
   if (names.length === 0) return [];
   const known = new Map<string, AnyTool>();
-  for (const tool of defaultTools({ cwd: dir })) known.set(tool.name, tool);
+  for (const tool of defaultTools(ws)) known.set(tool.name, tool);
   for (const tool of registered) known.set(tool.name, tool);
   return names.map((name, i) => {
     const tool = known.get(name);

@@ -1,4 +1,4 @@
-import { arrayOf, bounded, type Check, fail, integer, isPlainObject, nonEmptyString, object, oneOf, optional, recordOf, string } from '../types/json-check.js';
+import { arrayOf, boolean, bounded, type Check, fail, integer, isPlainObject, nonEmptyString, object, oneOf, optional, recordOf, string } from '../types/json-check.js';
 
 /** The providers a config file can name (`model.provider`). */
 export const CONFIG_PROVIDERS = [
@@ -38,6 +38,12 @@ export interface McpHttpEntry {
 
 export type McpServerEntry = McpStdioEntry | McpHttpEntry;
 
+/**
+ * Where the built-in tools work: `workspace = "dir"` (relative to the config file), or a table
+ * `{ path?, unconfined? }`. Their paths are confined to it unless `unconfined = true`.
+ */
+export type WorkspaceEntry = string | { path?: string; unconfined?: boolean };
+
 export interface OpenApiEntry {
   /** A file (relative to the config file) or an http(s) URL. */
   spec: string;
@@ -63,6 +69,8 @@ export interface AgentFile {
   systemPrompt?: string;
   /** Built-in tools (`bash`, `read_file`, ...) and tools the caller registers, by name. */
   tools?: string[];
+  /** The directory the built-in tools work in and are confined to (default: the config file's directory). */
+  workspace?: WorkspaceEntry;
   mcpServers?: Record<string, McpServerEntry>;
   openapi?: OpenApiEntry[];
   limits?: { maxTurns?: number; maxTotalTokens?: number; maxDurationMs?: number; maxCost?: number };
@@ -129,6 +137,9 @@ function buildAgentFileCheck(): Check<AgentFile> {
     pathPrefix: optional(string),
   }, 'strict');
 
+  const workspaceSection = object({ path: optional(nonEmptyString()), unconfined: optional(boolean) }, 'strict');
+  const workspace: Check<WorkspaceEntry> = (v, path) => (typeof v === 'string' ? nonEmptyString()(v, path) : workspaceSection(v, path));
+
   const retrySection = object({
     maxRetries: count,
     initialDelayMs: amount,
@@ -144,6 +155,7 @@ function buildAgentFileCheck(): Check<AgentFile> {
     fallbackModels: optional(arrayOf(model)),
     systemPrompt: optional(string),
     tools: optional(arrayOf(nonEmptyString())),
+    workspace: optional(workspace),
     mcpServers: optional(recordOf(mcpServer)),
     openapi: optional(arrayOf(openApi)),
     limits: optional(object({ maxTurns: positiveInt, maxTotalTokens: positiveInt, maxDurationMs: positiveInt, maxCost: optional(bounded(0, Infinity, true)) }, 'strict')),
