@@ -3,6 +3,8 @@ import { BasicAgent, type BasicAgentOptions } from '../agent/basic-agent.js';
 import type { McpConnection } from '../mcp/index.js';
 import { OpenApiAuth, OperationFilter, type OpenApiConfig } from '../openapi/config.js';
 import { anthropic, google, openai, openaiCompatible, openaiResponses, type ModelOptions } from '../sources/providers/index.js';
+import { defaultProviderRegistry } from '../sources/providers/registry.js';
+import { redactingProvider } from '../sources/providers/redacting-provider.js';
 import { scriptedModel } from '../testing/scripted-provider.js';
 import { defaultTools, type WorkspaceOptions } from '../tools/index.js';
 import type { ModelConfig, Provider } from '../types/provider.js';
@@ -56,7 +58,8 @@ export async function createAgentFromConfig(file: string, options: CreateAgentOp
     ...options.agent,
     model,
     ...(fallbacks.length > 0 ? { models: [model, ...fallbacks] } : {}),
-    ...(options.provider ? { provider: options.provider } : {}),
+    // The values read from ${ENV} are redacted from every model error, wherever a provider put them.
+    provider: redactingProvider(options.provider ?? options.agent?.provider ?? ((request, callOptions) => defaultProviderRegistry().resolve(request.model)(request, callOptions)), loaded.secrets),
     ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
     tools,
     ...loopOptions(config),
