@@ -7,14 +7,14 @@ export { agentLoop, agentLoopContinue } from './agent/agent-loop.js';
 export type { AgentContext, AgentLoopConfig, PipelineOperators } from './agent/config.js';
 export { configSegment, loopIdFor, continuationTag } from './agent/ids.js';
 export { type ModelChoice, checkModelChain, resolveModelChain } from './agent/model-chain.js';
-export { defineTool, type ToolSpec } from './tools/define-tool.js';
-export type { StandardSchemaV1 } from './tools/standard-schema.js';
+export { defineTool, type ArgsOf, type ToolSpec } from './tools/define-tool.js';
+export type { StandardResult, StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
 export { fromAbortSignal } from './sources/cancellation.js';
 export { Broadcast, BroadcastView, listenTo } from './sources/broadcast.js';
 export { MissingPeerDependencyError } from './sources/optional-peer.js';
 export { toAsyncIterable, runToEnd, newMessages } from './sources/interop.js';
-export { runTool, TOOL_TEXTS, type ToolRunEmission } from './sources/tool-run.js';
+export { runTool, TOOL_TEXTS, type RunToolOptions, type ToolRunEmission } from './sources/tool-run.js';
 export { ProviderRegistry, defaultProviderRegistry } from './sources/providers/registry.js';
 export { AssistantMessageBuilder } from './sources/providers/message-builder.js';
 export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptInput, type ContinueKindName } from './agent/basic-agent.js';
@@ -27,7 +27,8 @@ export {
 export { outputOf, runOutput } from './agent/run-output.js';
 export { parsePartialJson } from './agent/partial-json.js';
 export * from './agent/parallel-index.js';
-export type { PendingApproval } from './agent/run-controls.js';
+export type { PendingApproval, RunControls } from './agent/run-controls.js';
+export type { RestoredAgentState } from './agent/agent-session.js';
 export { cancelledText } from './sources/tool-run.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).
 export { anthropic, openai, azureOpenai, openaiCompatible } from './sources/providers/models.js';

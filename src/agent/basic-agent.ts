@@ -91,7 +91,7 @@ export class BasicAgent extends AgentControls {
   /**
    * Runs the agent on new input. Starts when first subscribed and runs once however many
    * subscribe: a later subscriber shares the run and first catches up on its events, each run of
-   * deltas to one block as one update (see {@link shareRun}); when all unsubscribe, the run is
+   * deltas to one block as one update (see `shareRun`); when all unsubscribe, the run is
    * cancelled. Another prompt while a run is
    * active fails with AgentError('AlreadyRunning') and leaves that run alone. `options.output`
    * asks this run for structured output (see `config.output`), on its AgentEnd.

@@ -37,7 +37,9 @@ export interface LoadedAgentConfig {
 }
 
 type Path = Array<string | number>;
-type Format = 'toml' | 'yaml' | 'json';
+/** The formats of an agent file, by extension: `.toml`, `.yaml` / `.yml`, `.json`. */
+export type AgentConfigFormat = 'toml' | 'yaml' | 'json';
+type Format = AgentConfigFormat;
 
 /**
  * Reads an agent config file (TOML, YAML or JSON, by extension), resolves `${NAME}` references
@@ -64,7 +66,7 @@ export async function loadAgentConfig(file: string, options: LoadConfigOptions =
  * TOML needs the optional peer `smol-toml` (loaded on first use; missing, it is a
  * `MissingPeerDependencyError` naming it); YAML and JSON need nothing more.
  */
-export async function parseAgentConfig(text: string, file: string, format: Format = formatOf(file), options: LoadConfigOptions = {}): Promise<LoadedAgentConfig> {
+export async function parseAgentConfig(text: string, file: string, format: AgentConfigFormat = formatOf(file), options: LoadConfigOptions = {}): Promise<LoadedAgentConfig> {
   const toml = format === 'toml' ? await loadOptionalPeer('smol-toml', 'phi-rx/config (TOML files)', () => import('smol-toml')) : undefined;
   const raw = parseText(text, file, format, toml);
   const lineOf = lineFinder(text, format);

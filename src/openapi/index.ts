@@ -19,7 +19,7 @@ export {
   OpenApiSettings,
   OperationFilter,
 } from './config.js';
-export type { OpenApiConfig } from './config.js';
+export type { OpenApiConfig, OpenApiLookup } from './config.js';
 export type { OpenApiCallDetails } from './http-call.js';
 export { OpenApiError } from './errors.js';
 export { MissingPeerDependencyError } from '../sources/optional-peer.js';

@@ -101,7 +101,7 @@ export class RetryResumer {
   /**
    * The common case, without the general path ({@link push}): a text or thinking delta that goes on with
    * the block shown last, while the snapshots are trusted and no retry is being retraced, whose
-   * snapshot holds it ({@link holds}). True when it was taken (the event is to be handed on as it is);
+   * snapshot holds it (`holds`). True when it was taken (the event is to be handed on as it is);
    * false, with nothing changed, where `push` must take the event.
    */
   passes(e: StreamEvent): boolean {

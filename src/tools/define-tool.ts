@@ -31,7 +31,7 @@ export interface ToolSpec<S> {
 }
 
 /** The arguments `execute` gets: a Standard Schema's output, an ArgsSchema's stated type, else a plain object. */
-type ArgsOf<S> = S extends StandardSchemaV1<unknown, infer O>
+export type ArgsOf<S> = S extends StandardSchemaV1<unknown, infer O>
   ? O
   : S extends { readonly [ARGS]?: infer A }
     ? unknown extends A ? Record<string, unknown> : A

@@ -31,13 +31,14 @@ export type { Workspace, WorkspaceOptions } from './paths.js';
 export { globMatcher, isIgnored, parseGitignore } from './gitignore.js';
 export type { IgnoreFile, IgnoreRule } from './gitignore.js';
 
-type Tuning<O> = Omit<O, keyof WorkspaceOptions>;
+/** A tool's own options in {@link DefaultToolsOptions}: all but the workspace, which the toolset shares. */
+export type ToolTuning<O> = Omit<O, keyof WorkspaceOptions>;
 
 export interface DefaultToolsOptions extends WorkspaceOptions {
-  bash?: Tuning<BashToolOptions>;
-  readFile?: Tuning<ReadFileToolOptions>;
-  listFiles?: Tuning<ListFilesToolOptions>;
-  search?: Tuning<SearchToolOptions>;
+  bash?: ToolTuning<BashToolOptions>;
+  readFile?: ToolTuning<ReadFileToolOptions>;
+  listFiles?: ToolTuning<ListFilesToolOptions>;
+  search?: ToolTuning<SearchToolOptions>;
 }
 
 /**

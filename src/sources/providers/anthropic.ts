@@ -54,9 +54,9 @@ export function anthropicThinkingBudget(level: ThinkingLevel): number | undefine
 // ---------------------------------------------------------------------------------------------
 // Request
 
-type CacheControl = { type: 'ephemeral' };
-type AnthropicBlock = { [key: string]: unknown; type: string; cache_control?: CacheControl };
-interface AnthropicMessage {
+export type CacheControl = { type: 'ephemeral' };
+export type AnthropicBlock = { [key: string]: unknown; type: string; cache_control?: CacheControl };
+export interface AnthropicMessage {
   role: 'user' | 'assistant';
   content: AnthropicBlock[];
 }

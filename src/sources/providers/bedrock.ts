@@ -41,12 +41,12 @@ export interface BedrockProviderOptions extends ProviderHttpOptions {
 type Env = Record<string, string | undefined>;
 
 /** The AWS region of a model: `model.region`, else `AWS_REGION` / `AWS_DEFAULT_REGION`, else us-east-1. */
-export function bedrockRegion(model: ModelConfig, env: Env = runtimeEnv()): string {
+export function bedrockRegion(model: ModelConfig, env: Record<string, string | undefined> = runtimeEnv()): string {
   return model.region ?? env['AWS_REGION'] ?? env['AWS_DEFAULT_REGION'] ?? 'us-east-1';
 }
 
 /** `{baseUrl ?? https://bedrock-runtime.{region}.amazonaws.com}/model/{model}/converse-stream` */
-export function bedrockStreamUrl(model: ModelConfig, env: Env = runtimeEnv()): string {
+export function bedrockStreamUrl(model: ModelConfig, env: Record<string, string | undefined> = runtimeEnv()): string {
   const base = model.baseUrl ?? `https://bedrock-runtime.${bedrockRegion(model, env)}.amazonaws.com`;
   return joinUrl(base, `model/${encodeURIComponent(model.id)}/converse-stream`);
 }

@@ -20,7 +20,7 @@ const FINISH_REASONS: Record<string, StopReason> = {
   content_filter: 'guardRail',
 };
 
-interface ChatUsage {
+export interface ChatUsage {
   prompt_tokens?: number;
   completion_tokens?: number;
   total_tokens?: number;

@@ -34,12 +34,12 @@ import { chatCompletionsReader } from './openai-completions-reader.js';
 export { OPENAI_BASE_URL };
 
 export { OPENAI_COMPAT, GENERIC_COMPAT, compatOf, reasoningEffortOf } from './openai-completions-compat.js';
-export { chatUsage, chatCompletionsReader } from './openai-completions-reader.js';
+export { chatUsage, chatCompletionsReader, type ChatUsage } from './openai-completions-reader.js';
 
 // ---------------------------------------------------------------------------------------------
 // Request
 
-type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
+export type ChatContentPart = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } };
 
 export type ChatMessage =
   | { role: 'system' | 'developer'; content: string }
