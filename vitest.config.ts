@@ -15,6 +15,8 @@ export default defineConfig({
   resolve: { alias },
   test: {
     include: ['test/**/*.test.ts'],
+    // Emitted events deep-frozen in every test (PHI_RX_FREEZE=1): nothing may change an event after it went out.
+    setupFiles: ['test/setup/freeze-events.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

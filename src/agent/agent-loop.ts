@@ -1,4 +1,4 @@
-import { defer, type Observable, type Observer } from 'rxjs';
+import { defer, map, type Observable, type Observer } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
@@ -17,6 +17,7 @@ import { fallbackModels, pricingOf } from './model-chain.js';
 import { responseFormatOf } from './output-spec.js';
 import { SteeringInbox, takeQueued } from './steering-inbox.js';
 import type { QueuedMessage } from '../sources/queues.js';
+import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
 
 /**
  * Runs an agent from new prompts: a cold Observable of every event of the run, ending with
@@ -61,7 +62,9 @@ function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly A
     const setup = setUpRun(context, config, prompts);
     return eventsOf(stagesOf(context, config, setup), startState(context, config, setup));
   });
-  return config.operators?.events ? events$.pipe(config.operators.events) : events$;
+  const emitted$ = config.operators?.events ? events$.pipe(config.operators.events) : events$;
+  // The development check (PHI_RX_FREEZE=1): what leaves the loop is frozen as it goes out.
+  return FREEZE_EVENTS ? emitted$.pipe(map(deepFreeze)) : emitted$;
 }
 
 /**
@@ -84,7 +87,9 @@ export function runLoop(
   };
   const sink: StageSink = {
     event: (e) => {
-      if (!ended) observer.next(e);
+      if (ended) return;
+      if (FREEZE_EVENTS) deepFreeze(e); // the development check, as in `run`
+      observer.next(e);
     },
     state: () => undefined,
     // As a subscription's: the end is delivered, then the run torn down.

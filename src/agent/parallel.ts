@@ -11,6 +11,7 @@ import {
   asStrategy, evaluateParallel, type Evaluator, type ParallelDecision, type ParallelOutcome, type ParallelOutcomes,
 } from '../operators/evaluate-parallel.js';
 import { agentLoop, agentLoopContinue } from './agent-loop.js';
+import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import { configSegment, defaultIds, loopIdFor } from './ids.js';
 
@@ -205,7 +206,8 @@ export function agentLoopParallel(
       outcomes[b.index]!.cancelled = true;
       b.abort.abort(new AgentError('StrategyError', `branch ${b.index} (${b.loopId}) was cancelled${reason ? `: ${reason}` : ''}`));
     });
-    const run$ = concat(of<AgentEvent>(start), merge(...branches.map(branch$), options.concurrency ?? Infinity), evaluate$);
+    const merged$ = concat(of<AgentEvent>(start), merge(...branches.map(branch$), options.concurrency ?? Infinity), evaluate$);
+    const run$ = FREEZE_EVENTS ? merged$.pipe(map(deepFreeze)) : merged$; // the development check (PHI_RX_FREEZE=1)
     return cancelling ? run$.pipe(finalize(() => cancelling.unsubscribe())) : run$;
   });
 }

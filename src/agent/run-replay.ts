@@ -2,6 +2,7 @@ import { Observable, type Observer, type Subscriber, type SubjectLike, type Unsu
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 import { DeltaRun } from './delta-run.js';
+import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
 
 /**
  * A copy of a streamed message as it starts, down to what a provider may change in place while it
@@ -111,7 +112,10 @@ export class RunReplay extends EventLog implements SubjectLike<AgentEvent> {
       this.keeping = false;
       this.forget();
     } else if (this.keeping) {
-      if (value.type === 'MessageStart' && value.message.role === 'assistant') event = { ...value, message: copyOfStart(value.message as AssistantMessage) };
+      if (value.type === 'MessageStart' && value.message.role === 'assistant') {
+        event = { ...value, message: copyOfStart(value.message as AssistantMessage) };
+        if (FREEZE_EVENTS) deepFreeze(event); // the copy goes out in its place: the development check, as in `runLoop`
+      }
       this.push(event);
     }
     this.deliver(event);

@@ -4,7 +4,7 @@ import {
 } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
-import type { AgentMessage, ToolResultMessage } from '../types/message.js';
+import type { AgentMessage, ToolResultMessage, TurnId } from '../types/message.js';
 import type { AnyTool } from '../types/tool.js';
 import type { SteeringPolicy, ToolExecutionStrategy } from '../types/config.js';
 import type { LoopHooks, PreDispatchPolicy } from '../types/hooks.js';
@@ -26,6 +26,8 @@ export interface SteeringCheck {
 export interface DispatchToolsOptions {
   tools: readonly AnyTool[];
   loopId: string;
+  /** The turn the calls belong to: each result message carries it (`turnId`) from its first event on (the loop's tool stage sets it). */
+  turnId?: TurnId;
   /** `parallel` (default), `sequential`, or `{ batched: n }`. */
   strategy?: ToolExecutionStrategy;
   /** Per-call timeout; a tool's own `timeoutMs` wins. */
@@ -96,8 +98,8 @@ export function dispatchTools(options: DispatchToolsOptions): OperatorFunction<T
     });
 }
 
-/** `dispatchTools` over an array of calls as a plain call: the events go to `out`, then `complete`; returns the teardown. */
-export type DirectDispatch = (calls: readonly ToolCall[], out: Observer<AgentEvent>) => () => void;
+/** `dispatchTools` over an array of calls (of turn `turnId`) as a plain call: the events go to `out`, then `complete`; returns the teardown. */
+export type DirectDispatch = (calls: readonly ToolCall[], out: Observer<AgentEvent>, turnId?: TurnId) => () => void;
 
 /**
  * `dispatchTools` without an Observable per call, for a configuration that has nothing to wait
@@ -111,7 +113,7 @@ export function directDispatch(options: DispatchToolsOptions): DirectDispatch | 
   if (strategy !== 'parallel' && strategy !== 'sequential') return undefined;
   const dispatch = new Dispatch(options);
   if (!dispatch.isDirect()) return undefined;
-  return strategy === 'parallel' ? (calls, out) => dispatch.parallel(calls, out) : (calls, out) => dispatch.sequential(calls, out);
+  return strategy === 'parallel' ? (calls, out, turnId) => dispatch.parallel(calls, out, turnId) : (calls, out, turnId) => dispatch.sequential(calls, out, turnId);
 }
 
 export { TOOL_TEXTS };

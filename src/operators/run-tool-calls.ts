@@ -1,7 +1,7 @@
 import { asyncScheduler, from, identity, type MonoTypeOperatorFunction, type Observer, type OperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { ToolCall } from '../types/content.js';
-import { type AgentMessage, type LlmMessage, type ToolResultMessage, toolCallsOf } from '../types/message.js';
+import { type AgentMessage, type ToolResultMessage, toolCallsOf, type TurnId, withTurnId } from '../types/message.js';
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import { type DirectDispatch, directDispatch, dispatchTools, type DispatchToolsOptions } from './dispatch-tools.js';
 import { type LoopStage, type LoopState, type RunInfo, stateByState } from './loop-state.js';
@@ -55,6 +55,8 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
       return done();
     }
     const truncated = assistant!.stopReason === 'length';
+    // Each result carries its turn from its first event on: an emitted message is never changed.
+    const turnId: TurnId = { loopId: state.loopId, turnIndex: state.turnIndex };
     // Each call's result, at the call's position (a handful of calls: found by a scan, no Map per turn).
     const results: (ToolResultMessage | undefined)[] = new Array<ToolResultMessage | undefined>(calls.length);
     const injected: AgentMessage[] = [];
@@ -71,11 +73,11 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
           const call = calls[i]!;
           let result = results[i];
           if (!result) {
-            result = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'Tool call was dropped before dispatch.' }], isError: true, timestamp: now() };
+            const dropped: ToolResultMessage = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: [{ type: 'text', text: 'Tool call was dropped before dispatch.' }], isError: true, timestamp: now() };
+            result = withTurnId(dropped, turnId);
             out.next({ type: 'MessageStart', loopId: state.loopId, message: result, timestamp: now() });
             out.next({ type: 'MessageEnd', loopId: state.loopId, message: result, timestamp: now() });
           }
-          (result as LlmMessage).turnId = { loopId: state.loopId, turnIndex: state.turnIndex };
           inOrder.push(result);
         }
         const next = copyState(state);
@@ -87,11 +89,12 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
       },
     };
     const run = truncated ? undefined : directFor(state);
-    if (run) return run(calls, events);
+    if (run) return run(calls, events, turnId);
     const subscription = from(calls).pipe(
       truncated ? identity : (toolCalls ?? identity),
       dispatchTools(Object.assign({}, dispatch, state.run && fromRun(dispatch, state.run), {
         loopId: state.loopId,
+        turnId,
         now,
         preDispatch: truncated ? [() => ({ action: 'skip', reason: TOOL_TEXTS.truncated })] : (dispatch.preDispatch ?? []),
         messages: () => state.messages,

@@ -4,13 +4,14 @@ import {
 } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
-import type { ToolResultMessage } from '../types/message.js';
+import type { ToolResultMessage, TurnId } from '../types/message.js';
 import type { AnyTool, ToolResult } from '../types/tool.js';
 import type { HookResult, PreDispatchPolicy, PreDispatchVerdict } from '../types/hooks.js';
 import { errorMessage } from '../types/errors.js';
 import { callHookSafely } from '../sources/hook-result.js';
 import { cancelledText, runTool, startTool, TOOL_TEXTS, type RunToolOptions } from '../sources/tool-run.js';
 import { approvalGate } from './request-approval.js';
+import { resultOfTurn, toolResultMessage } from './tool-result-message.js';
 import { CallCancellations } from './cancel-tool-calls.js';
 import { SteeringInterrupts } from './steering-interrupts.js';
 import type { DispatchToolsOptions } from './dispatch-tools.js';
@@ -27,11 +28,14 @@ export class Dispatch {
   private readonly direct: boolean;
   /** Single-call cancellations, when the loop has a `cancelToolCalls` source. */
   readonly cancels: CallCancellations | undefined;
+  /** The turn of the calls being dispatched: their result messages carry it from their first event on. */
+  private turnId: TurnId | undefined;
 
   constructor(private readonly o: DispatchToolsOptions) {
     this.cancels = o.cancel$ ? new CallCancellations() : undefined;
     this.scheduler = o.scheduler ?? asyncScheduler;
     this.now = o.now ?? (() => this.scheduler.now());
+    this.turnId = o.turnId;
     const h = o.hooks;
     this.direct =
       (o.preDispatch ?? []).length === 0 &&
@@ -90,15 +94,16 @@ export class Dispatch {
     return undefined;
   }
 
-  /** The dispatch of one message's calls begins (direct configurations): nothing skipped yet; cancellations are heard until it ends. */
-  private begin(): (() => void) | undefined {
+  /** The dispatch of one message's calls (of turn `turnId`) begins (direct configurations): nothing skipped yet; cancellations are heard until it ends. */
+  private begin(turnId: TurnId | undefined): (() => void) | undefined {
     this.skipText = undefined;
+    this.turnId = turnId;
     return this.cancels && this.o.cancel$ ? this.cancels.connect(this.o.cancel$) : undefined;
   }
 
   /** Every call started at once, as `mergeMap` would (direct configurations only). */
-  parallel(calls: readonly ToolCall[], out: Observer<AgentEvent>): () => void {
-    const listening = this.begin();
+  parallel(calls: readonly ToolCall[], out: Observer<AgentEvent>, turnId?: TurnId): () => void {
+    const listening = this.begin(turnId);
     let open = calls.length;
     const end = (): void => {
       listening?.();
@@ -118,8 +123,8 @@ export class Dispatch {
    * Each call once the one before has ended, with a steering checkpoint after each, as `concatMap`
    * would (direct configurations only). Calls that end synchronously follow in a loop: a flat stack.
    */
-  sequential(calls: readonly ToolCall[], out: Observer<AgentEvent>): () => void {
-    const listening = this.begin();
+  sequential(calls: readonly ToolCall[], out: Observer<AgentEvent>, turnId?: TurnId): () => void {
+    const listening = this.begin(turnId);
     let index = 0;
     let closed = false;
     let looping = false;
@@ -180,7 +185,7 @@ export class Dispatch {
       update: (partial) => subscriber.next(this.updateEvent(call, partial)),
       progress: (text) => subscriber.next(this.progressEvent(call, text)),
       result: (result, isError) => {
-        const message = this.resultMessage(call, result, isError);
+        const message = toolResultMessage(call, result, isError, this.now(), this.turnId);
         subscriber.next(this.endEvent(call, result, message));
         for (const e of this.messageEvents(message)) subscriber.next(e);
         subscriber.complete();
@@ -333,21 +338,16 @@ export class Dispatch {
     return { type: 'ToolExecutionStart', loopId: this.o.loopId, toolCallId: call.id, toolName: call.name, args, timestamp: this.now() };
   }
 
-  private resultMessage(call: ToolCall, result: ToolResult, isError: boolean): ToolResultMessage {
-    const message: ToolResultMessage = { role: 'toolResult', toolCallId: call.id, toolName: call.name, content: result.content, isError, timestamp: this.now() };
-    if (result.details !== undefined) message.details = result.details;
-    return message;
-  }
-
   private finish(call: ToolCall, result: ToolResult, isError: boolean): Observable<AgentEvent> {
-    const message = this.resultMessage(call, result, isError);
+    const message = toolResultMessage(call, result, isError, this.now(), this.turnId);
     const stage = this.o.toolResults;
     const after = this.o.hooks?.afterToolExecution;
     // Neither a result stage nor an after-hook: the three events are known now (every tool call pays this path).
     if (!stage && !after) return from([this.endEvent(call, result, message), ...this.messageEvents(message)]);
     return of(message).pipe(
       stage ?? identity,
-      concatMap((final) => {
+      concatMap((staged) => {
+        const final = resultOfTurn(staged, this.turnId);
         const sink: AgentEvent[] = [];
         const end = this.endEvent(call, result, final);
         const afterHook$ = after ? this.safe('afterToolExecution', () => after(call.name, call.id, final.isError), undefined, sink) : EMPTY;
