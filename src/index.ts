@@ -8,7 +8,7 @@ export type { AgentContext, AgentLoopConfig, PipelineOperators } from './agent/c
 export { configSegment, loopIdFor, continuationTag } from './agent/ids.js';
 export { type ModelChoice, checkModelChain, resolveModelChain } from './agent/model-chain.js';
 export { defineTool, type ArgsOf, type ToolSpec } from './tools/define-tool.js';
-export type { StandardResult, StandardSchemaV1 } from './tools/standard-schema.js';
+export type { StandardIssue, StandardResult, StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
 export { fromAbortSignal } from './sources/cancellation.js';
 export { Broadcast, BroadcastView, listenTo } from './sources/broadcast.js';
@@ -27,7 +27,7 @@ export {
 export { outputOf, runOutput } from './agent/run-output.js';
 export { parsePartialJson } from './agent/partial-json.js';
 export * from './agent/parallel-index.js';
-export type { PendingApproval, RunControls } from './agent/run-controls.js';
+export type { ApprovalRoute, PendingApproval, RunControls } from './agent/run-controls.js';
 export type { RestoredAgentState } from './agent/agent-session.js';
 export { cancelledText } from './sources/tool-run.js';
 // ModelConfig constructors (the providers themselves live in phi-rx/providers).

@@ -3,4 +3,4 @@
  * browser-safe serializer and client are `phi-rx/transport`.
  */
 export * from './event-stream-hub.js';
-export type { AllowedOrigins, AuthorizeOption } from './http-guard.js';
+export type { AllowedOrigins, AuthorizeContext, AuthorizeOption, AuthorizeRequest } from './http-guard.js';
