@@ -43,7 +43,7 @@ const PROVIDER_CHUNK = {
 const appSource = (constructor) => {
   const name = constructor.slice(0, constructor.indexOf('('));
   return `import { BasicAgent, transcript, ${name} } from 'phi-rx';
-const agent = new BasicAgent({ model: ${name === 'anthropic' ? constructor : constructor} });
+const agent = new BasicAgent({ model: ${constructor} });
 transcript(agent.prompt('hi')).subscribe((messages) => document.body.textContent = JSON.stringify(messages));
 `;
 };
