@@ -4,7 +4,7 @@ import path from 'node:path';
 import { lastValueFrom, tap } from 'rxjs';
 import { BasicAgent } from '../agent/basic-agent.js';
 import { createAgentFromConfig, loadAgentConfig, type ConfiguredAgent } from '../config/index.js';
-import { FileSessionStore, parseSession, recordSession, SessionRecorder, type Session } from '../session/index.js';
+import { FileSessionStore, isSessionStoreError, parseSession, recordSession, SessionRecorder, type Session } from '../session/index.js';
 import { anthropic, google, openai } from '../sources/providers/index.js';
 import { scriptedModel } from '../testing/scripted-provider.js';
 import type { AgentEndEvent, AgentEvent } from '../types/events.js';
@@ -13,6 +13,7 @@ import type { ModelConfig, Provider } from '../types/provider.js';
 import { countWordsTool, demoProvider, scriptFromFile } from './demo.js';
 import { interruptHandler } from './interrupt.js';
 import { TerminalRenderer, type Output } from './render.js';
+import { jsonLine, terminalSafe } from './terminal-safe.js';
 
 export interface Io {
   stdout: Output & { isTTY?: boolean };
@@ -54,14 +55,14 @@ export async function runCommand(flags: RunFlags, io: Io): Promise<number> {
         recordSession(recorder),
         tap((e: AgentEvent) => {
           if (e.type === 'AgentEnd') end = e;
-          if (flags.json) io.stdout.write(`${JSON.stringify(e)}\n`);
+          if (flags.json) io.stdout.write(`${jsonLine(e)}\n`);
           else renderer.event(e);
         }),
       ),
       { defaultValue: undefined },
     );
   } catch (e) {
-    io.stderr.write(`phi-rx: the run failed: ${(e as Error).message}\n`);
+    io.stderr.write(`phi-rx: the run failed: ${terminalSafe((e as Error).message)}\n`);
   } finally {
     renderer.close();
     await setup.close();
@@ -123,11 +124,11 @@ export async function replayCommand(file: string, json: boolean, io: Io): Promis
   const renderer = new TerminalRenderer(io.stdout, { tty: Boolean(io.stdout.isTTY) && !json });
   let last: AgentEndEvent | undefined;
   for (const loop of session.loops) {
-    if (!json) io.stdout.write(`── loop ${loop.loopId}${loop.parentLoopId ? ` (from ${loop.parentLoopId})` : ''}\n`);
+    if (!json) io.stdout.write(terminalSafe(`── loop ${loop.loopId}${loop.parentLoopId ? ` (from ${loop.parentLoopId})` : ''}`) + '\n');
     for (const event of loop.events) {
-      if (json) io.stdout.write(`${JSON.stringify(event)}\n`);
+      if (json) io.stdout.write(`${jsonLine(event)}\n`);
       else if (event.type !== 'MessageUpdate') {
-        if (event.type === 'MessageStart' && event.message.role === 'user') io.stdout.write(`> ${textOf(event.message)}\n`);
+        if (event.type === 'MessageStart' && event.message.role === 'user') io.stdout.write(`> ${terminalSafe(textOf(event.message))}\n`);
         renderer.event(event);
       }
       if (event.type === 'AgentEnd') last = event;
@@ -151,7 +152,10 @@ async function readSessionFile(file: string): Promise<Session> {
   return parsed.data;
 }
 
-/** `phi-rx sessions`: the stored sessions, most recent first. */
+/** An error message quoting a file's bytes, with its control characters shown as escapes. */
+const withoutControls = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/** `phi-rx sessions`: the stored sessions, most recent first; a corrupt file is named on stderr and skipped. */
 export async function sessionsCommand(dir: string, io: Io): Promise<number> {
   const store = new FileSessionStore(dir);
   const ids = await store.listIds().catch(() => [] as string[]);
@@ -159,13 +163,22 @@ export async function sessionsCommand(dir: string, io: Io): Promise<number> {
     io.stdout.write(`No sessions in ${dir}\n`);
     return 0;
   }
-  const sessions = await Promise.all(ids.map((id) => store.load(id)));
+  const sessions: Session[] = [];
+  for (const id of ids) {
+    try {
+      sessions.push(await store.load(id));
+    } catch (e) {
+      // A corrupt file is named and skipped, the rest still listed; one deleted since listed is skipped.
+      if (isSessionStoreError(e, 'SessionCorrupt')) io.stderr.write(`warning: skipped a corrupt session: ${withoutControls(e.message)}\n`);
+      else if (!isSessionStoreError(e, 'SessionNotFound')) throw e;
+    }
+  }
   sessions.sort((a, b) => b.lastActiveAt - a.lastActiveAt);
   for (const s of sessions) {
     const first = s.loops[0]?.messages.find((m) => m.role === 'user');
     const prompt = first && first.role === 'user' ? textOf(first).replace(/\s+/g, ' ') : '';
     const stop = s.loops.at(-1)?.stopReason ?? s.loops.at(-1)?.status ?? '';
-    io.stdout.write(`${s.sessionId}  ${new Date(s.lastActiveAt).toISOString()}  ${s.loops.length} loop${s.loops.length === 1 ? '' : 's'}  ${stop}  ${prompt.length > 50 ? `${prompt.slice(0, 47)}...` : prompt}\n`);
+    io.stdout.write(`${terminalSafe(`${s.sessionId}  ${new Date(s.lastActiveAt).toISOString()}  ${s.loops.length} loop${s.loops.length === 1 ? '' : 's'}  ${stop}  ${prompt.length > 50 ? `${prompt.slice(0, 47)}...` : prompt}`)}\n`);
   }
   io.stdout.write(`${sessions.length} session${sessions.length === 1 ? '' : 's'} in ${dir}\n`);
   return 0;

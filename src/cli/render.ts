@@ -2,6 +2,7 @@ import type { AgentEvent, EventOf } from '../types/events.js';
 import { textOf, type AssistantMessage } from '../types/message.js';
 import type { ModelConfig } from '../types/provider.js';
 import { Usage } from '../types/usage.js';
+import { terminalSafe as safe } from './terminal-safe.js';
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
@@ -26,7 +27,9 @@ interface RunningTool {
 
 /**
  * Renders agent events for a person at a terminal: streamed text, tool calls with a spinner and
- * their progress, retries, model fallbacks, compaction, and usage and cost at the end.
+ * their progress, retries, model fallbacks, compaction, and usage and cost at the end. Every text
+ * that comes from the run (the model's, a tool's, an error's) goes through {@link terminalSafe}: no
+ * escape sequence of theirs reaches the terminal.
  */
 export class TerminalRenderer {
   private readonly tools = new Map<string, RunningTool>();
@@ -52,38 +55,38 @@ export class TerminalRenderer {
         return;
       case 'ToolExecutionStart':
         this.endLine();
-        this.tools.set(e.toolCallId, { name: `${e.toolName}${summary(e.args)}`, startedAt: e.timestamp, progress: '' });
-        if (!this.options.tty) this.line(`→ ${e.toolName}${summary(e.args)}`);
+        this.tools.set(e.toolCallId, { name: `${safe(e.toolName)}${summary(e.args)}`, startedAt: e.timestamp, progress: '' });
+        if (!this.options.tty) this.line(`→ ${safe(e.toolName)}${summary(e.args)}`);
         return this.redraw();
       case 'ProgressMessage': {
         const tool = this.tools.get(e.toolCallId);
-        if (tool) tool.progress = e.text;
-        if (!this.options.tty) this.line(`  … ${e.text}`);
+        if (tool) tool.progress = safe(e.text);
+        if (!this.options.tty) this.line(`  … ${safe(e.text)}`);
         return this.redraw();
       }
       case 'ToolExecutionEnd':
         return this.toolEnd(e);
       case 'RetryScheduled':
         this.endLine();
-        return this.line(this.paint('33', `↻ retry ${e.attempt} in ${e.delayMs} ms (${e.errorKind}: ${e.errorMessage})`));
+        return this.line(this.paint('33', `↻ retry ${e.attempt} in ${e.delayMs} ms (${safe(e.errorKind)}: ${safe(e.errorMessage)})`));
       case 'ModelFallback':
         this.endLine();
-        return this.line(this.paint('33', `⇢ ${e.from.provider}/${e.from.id} gave up (${e.errorMessage}); ${e.to.provider}/${e.to.id} takes over`));
+        return this.line(this.paint('33', safe(`⇢ ${e.from.provider}/${e.from.id} gave up (${e.errorMessage}); ${e.to.provider}/${e.to.id} takes over`)));
       case 'CompactionEnd':
         this.endLine();
         return this.line(this.paint('2', `⇣ context compacted: ${e.tokensBefore} → ${e.tokensAfter} tokens`));
       case 'HookError':
         this.endLine();
-        return this.line(this.paint('33', `! ${e.hook} failed: ${e.message}`));
+        return this.line(this.paint('33', safe(`! ${e.hook} failed: ${e.message}`)));
       case 'ToolApprovalRequested':
         this.endLine();
-        return this.line(this.paint('33', `? ${e.toolName}${summary(e.args)} waits for approval (${e.toolCallId})`));
+        return this.line(this.paint('33', safe(`? ${e.toolName}${summary(e.args)} waits for approval (${e.toolCallId})`)));
       case 'ToolApprovalResolved':
         this.endLine();
-        return this.line(this.paint(e.approved ? '32' : '31', `${e.approved ? '✓ approved' : '✗ denied'}: ${e.toolName}${e.reason ? ` (${e.reason})` : ''}`));
+        return this.line(this.paint(e.approved ? '32' : '31', safe(`${e.approved ? '✓ approved' : '✗ denied'}: ${e.toolName}${e.reason ? ` (${e.reason})` : ''}`)));
       case 'InputRejected':
         this.endLine();
-        return this.line(this.paint('31', `✗ input rejected: ${e.reason}`));
+        return this.line(this.paint('31', safe(`✗ input rejected: ${e.reason}`)));
       case 'AgentEnd':
         return this.agentEnd(e);
       default:
@@ -100,7 +103,7 @@ export class TerminalRenderer {
 
   private text(delta: string): void {
     this.clearSpinner();
-    this.out.write(delta);
+    this.out.write(safe(delta));
     this.streamed = true;
     this.midLine = !delta.endsWith('\n');
   }
@@ -113,7 +116,7 @@ export class TerminalRenderer {
     }
     this.streamed = false;
     this.endLine();
-    if (message.stopReason === 'error') this.line(this.paint('31', `✗ ${message.errorMessage ?? 'the model call failed'}`));
+    if (message.stopReason === 'error') this.line(this.paint('31', `✗ ${safe(message.errorMessage ?? 'the model call failed')}`));
   }
 
   private toolEnd(e: EventOf<'ToolExecutionEnd'>): void {
@@ -121,8 +124,8 @@ export class TerminalRenderer {
     this.tools.delete(e.toolCallId);
     this.clearSpinner();
     const ms = tool ? ` ${e.timestamp - tool.startedAt} ms` : '';
-    const label = tool?.name ?? e.toolName;
-    if (e.isError) this.line(this.paint('31', `✗ ${label}${ms}: ${firstLine(textOf(e.result))}`));
+    const label = tool?.name ?? safe(e.toolName);
+    if (e.isError) this.line(this.paint('31', `✗ ${label}${ms}: ${safe(firstLine(textOf(e.result)))}`));
     else this.line(`${this.paint('32', '✓')} ${label}${this.paint('2', ms)}`);
     this.redraw();
   }
@@ -133,7 +136,7 @@ export class TerminalRenderer {
     const turns = e.messages.filter((m) => m.role === 'assistant').length;
     const dollars = costOf(e, this.options);
     const cost = dollars !== undefined ? ` · $${dollars.toFixed(4)}` : '';
-    const how = e.stopReason === 'aborted' ? this.paint('33', '■ aborted') : e.stopReason === 'error' ? this.paint('31', '✗ error') : `● ${e.stopReason}`;
+    const how = e.stopReason === 'aborted' ? this.paint('33', '■ aborted') : e.stopReason === 'error' ? this.paint('31', '✗ error') : `● ${safe(e.stopReason)}`;
     this.line(`${how} · ${turns} turn${turns === 1 ? '' : 's'} · ${e.usage.input} in / ${e.usage.output} out tokens${cost}`);
   }
 
@@ -181,7 +184,8 @@ export class TerminalRenderer {
 
 function summary(args: Record<string, unknown>): string {
   const json = JSON.stringify(args);
-  return json === '{}' ? '()' : `(${json.length > 60 ? `${json.slice(0, 57)}...` : json})`;
+  // JSON escapes C0 in strings but not C1 (`\x9b` is CSI on 8-bit terminals).
+  return json === '{}' ? '()' : safe(`(${json.length > 60 ? `${json.slice(0, 57)}...` : json})`);
 }
 
 function firstLine(text: string): string {
