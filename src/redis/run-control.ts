@@ -36,25 +36,36 @@ export interface ControllableAgent {
 /** The control stream of a run's event stream: `<streamKey>:control`. */
 export const controlKeyOf = (streamKey: string): string => `${streamKey}:control`;
 
+/** How long a control stream lives after its last control or its worker's last read: 6 hours. */
+export const CONTROL_TTL_MS = 6 * 60 * 60 * 1000;
+
 /**
  * Sends steering, a follow-up, an abort, an approval answer or a tool-call cancellation to the worker running the run on `streamKey` (an
- * `XADD` to `<streamKey>:control`, bounded to `maxLen` entries). Resolves with the entry id.
+ * `XADD` to `<streamKey>:control`, bounded to `maxLen` entries, which expires `ttlMs` after the last control
+ * unless the worker's `readRunControl` keeps it alive). Resolves with the entry id.
  * Throws a TypeError naming the field when the control is malformed, before sending anything.
  *
  * @example
  * await sendRunControl(redis, `run:${runId}`, { kind: 'steer', message: 'Use metric units.' });
  */
-export async function sendRunControl(client: RedisCommander, streamKey: string, control: RunControl, maxLen = 1000): Promise<string> {
-  const checked = checkControl(control, 'sendRunControl');
-  const id = await client.sendCommand(['XADD', controlKeyOf(streamKey), 'MAXLEN', '~', String(maxLen), '*', 'data', JSON.stringify(checked)]);
+export async function sendRunControl(client: RedisCommander, streamKey: string, control: RunControl, maxLen = 1000, ttlMs = CONTROL_TTL_MS): Promise<string> {
+  const data = encodeRunControl(control, 'sendRunControl');
+  const id = await client.sendCommand(['XADD', controlKeyOf(streamKey), 'MAXLEN', '~', String(maxLen), '*', 'data', data]);
+  await client.sendCommand(['PEXPIRE', controlKeyOf(streamKey), String(ttlMs)]);
   return String(id);
+}
+
+/** A control checked and as JSON, as it is stored in the control stream; a TypeError naming the field when it is malformed. */
+export function encodeRunControl(control: RunControl, where: string): string {
+  return JSON.stringify(checkControl(control, where));
 }
 
 /**
  * The control messages sent to a run, read with `XREAD BLOCK` after `after` (default `'0'`: all of
  * them, so nothing sent before the worker listened is lost). Never completes: unsubscribe when
  * the run ends. A malformed entry errors the stream with a TypeError naming the entry and field.
- * Holds its connection while blocked: give it one of its own.
+ * While it reads, it keeps the control stream from expiring (`ttlMs`, default 6 hours: renewed
+ * every minute or so). Holds its connection while blocked: give it one of its own.
  *
  * ```
  * control:  --s----a
@@ -65,14 +76,21 @@ export async function sendRunControl(client: RedisCommander, streamKey: string, 
  * @example
  * const controls = readRunControl(reader, `run:${runId}`).subscribe(({ control }) => applyRunControl(agent, control));
  */
-export function readRunControl(client: RedisCommander, streamKey: string, options: { after?: string; blockMs?: number } = {}): Observable<StreamedControl> {
+export function readRunControl(client: RedisCommander, streamKey: string, options: { after?: string; blockMs?: number; ttlMs?: number } = {}): Observable<StreamedControl> {
   const key = controlKeyOf(streamKey);
   const after = checkStreamId(options.after ?? '0', `readRunControl("${streamKey}") after`);
   const blockMs = String(options.blockMs ?? 1000);
+  const ttlMs = options.ttlMs ?? CONTROL_TTL_MS;
   return new Observable<StreamedControl>((subscriber) => {
     let last = after;
+    let refreshed = -Infinity;
     const loop = async (): Promise<void> => {
       while (!subscriber.closed) {
+        // the run lives while its worker reads: keep its control stream from expiring (no-op while it has none)
+        if (Date.now() - refreshed >= Math.min(ttlMs / 4, 60_000)) {
+          refreshed = Date.now();
+          await client.sendCommand(['PEXPIRE', key, String(ttlMs)]);
+        }
         const reply = await client.sendCommand(['XREAD', 'COUNT', '100', 'BLOCK', blockMs, 'STREAMS', key, last]);
         for (const entry of entriesOfXRead(reply, key)) {
           if (subscriber.closed) return;

@@ -40,7 +40,7 @@ describe.skipIf(missing !== undefined)('RedisEventRelay: web processes relaying 
   };
 
   async function startWeb(): Promise<Web> {
-    const relay = new RedisEventRelay(await connect(), () => createClient({ url: redis.url }).connect(), { blockMs: 100, retryMs: 20 });
+    const relay = new RedisEventRelay(await connect(), () => createClient({ url: redis.url }).connect(), { authorize: 'allow-all', blockMs: 100, retryMs: 20 });
     const web: Web = { url: '', server: createServer(), requests: [] };
     web.server.on('request', (req, res) => {
       web.requests.push({ url: req.url ?? '', lastEventId: req.headers['last-event-id'] as string | undefined });
@@ -143,8 +143,12 @@ describe.skipIf(missing !== undefined)('RedisEventRelay: web processes relaying 
       applyRunControl(slow, control);
     });
     const events = lastValueFrom(fromEventStream(`${b.url}/runs/${run}/events`).pipe(toArray()));
-    const end = lastValueFrom(slow.prompt('hi').pipe(appendToStream(worker, `run:${run}`)));
     const commands = runCommands(`${a.url}/runs/${run}/commands`);
+    // before the worker wrote the run's stream, there is no run to command: 404, and nothing is written
+    await expect(commands.steer('too early')).rejects.toThrow(/HTTP 404: no run "r\d+": its stream run:r\d+ does not exist/);
+    expect(await worker.sendCommand(['EXISTS', `run:${run}:control`])).toBe(0);
+    const end = lastValueFrom(slow.prompt('hi').pipe(appendToStream(worker, `run:${run}`)));
+    while ((await worker.sendCommand(['EXISTS', `run:${run}`])) === 0) await new Promise((r) => setTimeout(r, 5));
     await commands.steer('Use metric units.');
     await commands.abort();
     const last = await end;
@@ -161,7 +165,7 @@ describe.skipIf(missing !== undefined)('RedisEventRelay: web processes relaying 
     const run = `r${++runs}`;
     const [worker, workerReader] = [await connect(), await connect()];
     const transfer = defineTool({
-      name: 'transfer', description: 'Moves money', parameters: z.object({ amount: z.number() }), needsApproval: true,
+      name: 'transfer', description: 'Moves money', parameters: z.object({ amount: z.number() }), needsApproval: true, allowEdits: true,
       execute: ({ amount }) => `moved ${amount}`,
     });
     const wait = defineTool({

@@ -10,7 +10,7 @@ import { createClient } from 'redis';
 import { RedisEventRelay } from '../../src/redis/index.js';
 
 const url = process.env['REDIS_URL'] ?? (() => { throw new Error('REDIS_URL not set'); })();
-const relay = new RedisEventRelay(await createClient({ url }).connect(), () => createClient({ url }).connect(), { blockMs: 200, retryMs: 50 });
+const relay = new RedisEventRelay(await createClient({ url }).connect(), () => createClient({ url }).connect(), { authorize: 'allow-all', blockMs: 200, retryMs: 50 });
 const server = createServer((req, res) => {
   const match = /^\/runs\/([^/]+)\/events$/.exec(req.url ?? '');
   if (match) process.send?.({ served: match[1], lastEventId: req.headers['last-event-id'] ?? null });
