@@ -1,4 +1,4 @@
-import { asyncScheduler, concat, concatMap, EMPTY, filter, from, map, merge, mergeMap, Observable, of, type OperatorFunction, type SchedulerLike, take } from 'rxjs';
+import { asyncScheduler, concat, concatMap, defaultIfEmpty, EMPTY, filter, from, map, merge, mergeMap, Observable, of, type OperatorFunction, type SchedulerLike, take } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
 import type { AgentEvent } from '../types/events.js';
 import type { HookResult } from '../types/hooks.js';
@@ -11,7 +11,11 @@ import { cancelledText, TOOL_TEXTS } from '../sources/tool-run.js';
 /** A person's (or a policy's) answer to a call waiting for approval. */
 export interface ApprovalDecision {
   approved: boolean;
-  /** Run with these arguments instead (validated like the model's: bad ones become an error result naming the field). */
+  /**
+   * Run with these arguments instead: only where edits are allowed (`allowEdits` on the tool or the
+   * approval config; else the call is denied), checked by the tool's `validate` and decided again
+   * by `decide` (an invalid or refused edit denies the call, saying why).
+   */
   args?: Record<string, unknown>;
   /** Why: a denial's reason is what the model reads in the error result. */
   reason?: string;
@@ -43,6 +47,12 @@ export interface ToolApprovalConfig {
   decide?(request: ApprovalRequest): HookResult<ApprovalDecision | void>;
   /** Answers as they come (a UI's clicks): the first for a waiting call's id decides it; others are ignored. */
   answers?: Observable<ApprovalAnswer>;
+  /**
+   * Whether an approval may change a call's arguments (`approve(id, { approved: true, args })`):
+   * off by default, so that whoever approves cannot run a command the model never asked for; a
+   * tool's own `allowEdits: true` allows it for that tool. A predicate that throws says no.
+   */
+  allowEdits?: boolean | ((request: ApprovalRequest) => boolean);
 }
 
 /** How a wait for approval ended: approved (with the arguments to run), denied, aborted or cancelled. */
@@ -58,6 +68,8 @@ export interface RequestApprovalOptions extends ToolApprovalConfig {
   signal?: AbortSignal;
   /** A call's cancellations (its id's, with the reason): one ends its wait (`cancelled`). */
   cancelOf?(toolCallId: string): Observable<string | undefined>;
+  /** The tool of the calls (its `allowEdits` and `validate` judge edited arguments); `approvalGate` sets it. */
+  tool?: AnyTool;
 }
 
 export const isApprovalVerdict = (value: AgentEvent | ApprovalVerdict): value is ApprovalVerdict => value.type === 'ApprovalVerdict';
@@ -127,7 +139,9 @@ function awaitDecision(call: ToolCall, o: RequestApprovalOptions, now: () => num
       subscriber.next(verdict);
       subscriber.complete();
     };
-    const verdict$ = merge(aborted$, cancelled$, merge(decided$, answered$).pipe(map((d) => verdictOf(call, d)))).pipe(take(1));
+    const onEditHookError = (e: unknown) => hookErrors.push({ type: 'HookError', loopId: o.loopId, hook: 'approval.decide', message: errorMessage(e), timestamp: now() });
+    const reviewed$ = merge(decided$, answered$).pipe(take(1), concatMap((d) => reviewEdits(call, d, o, request, onEditHookError)));
+    const verdict$ = merge(aborted$, cancelled$, reviewed$).pipe(take(1));
     const subscription = verdict$.subscribe((verdict) => (announced ? settle(verdict) : (early = verdict)));
     if (o.signal?.aborted && !early) early = { type: 'ApprovalVerdict', call, outcome: 'aborted', reason: 'the run was aborted' };
     announced = true;
@@ -135,6 +149,46 @@ function awaitDecision(call: ToolCall, o: RequestApprovalOptions, now: () => num
     if (early) settle(early);
     return subscription;
   });
+}
+
+/**
+ * An approval that changes the call's arguments, judged: denied unless edits are allowed (the
+ * tool's `allowEdits`, the config's), denied when the tool's `validate` refuses them, then decided
+ * again by `decide` on the edited request (a denial there denies the call). The same arguments
+ * pass as they are.
+ */
+function reviewEdits(call: ToolCall, d: ApprovalDecision, o: RequestApprovalOptions, request: ApprovalRequest, onError: (e: unknown) => void): Observable<ApprovalVerdict> {
+  const { args } = d;
+  if (d.approved !== true || args === undefined || JSON.stringify(args) === JSON.stringify(call.arguments)) {
+    const { args: _same, ...rest } = d;
+    return of(verdictOf(call, rest));
+  }
+  const denied = (reason: string): Observable<ApprovalVerdict> => of({ type: 'ApprovalVerdict', call, outcome: 'denied', reason });
+  if (!editsAllowed(o, request)) return denied(`the approval changed the arguments of "${call.name}", which this tool does not allow (allowEdits)`);
+  if (o.tool?.validate) {
+    const checked = o.tool.validate(args);
+    if (!checked.ok) return denied(`the edited arguments are invalid: ${checked.error}`);
+  }
+  const approved = verdictOf(call, d);
+  const decide = o.decide;
+  if (!decide) return of(approved);
+  return callHookSafely<ApprovalDecision | undefined>(() => decide({ ...request, args }), undefined, onError).pipe(
+    take(1),
+    map((again): ApprovalVerdict => {
+      if (again === undefined || again.approved === true) return approved;
+      return { type: 'ApprovalVerdict', call, outcome: 'denied', reason: again.reason ?? 'the approval policy refused the edited arguments' };
+    }),
+    defaultIfEmpty(approved),
+  );
+}
+
+function editsAllowed(o: RequestApprovalOptions, request: ApprovalRequest): boolean {
+  if (o.tool?.allowEdits === true) return true;
+  try {
+    return typeof o.allowEdits === 'function' ? o.allowEdits(request) === true : o.allowEdits === true;
+  } catch {
+    return false;
+  }
 }
 
 function verdictOf(call: ToolCall, d: ApprovalDecision): ApprovalVerdict {
@@ -181,7 +235,7 @@ export function approvalGate(
   return concat(
     from(errors),
     of(call).pipe(
-      requestApproval(options),
+      requestApproval({ ...options, ...(tool ? { tool } : {}) }),
       concatMap((out) => {
         if (!isApprovalVerdict(out)) return of(out);
         if (out.outcome === 'approved') return next.run(out.args);

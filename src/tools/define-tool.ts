@@ -28,6 +28,8 @@ export interface ToolSpec<S> {
   timeoutMs?: number;
   /** Calls wait for approval before `execute`: always, or when the predicate over the raw arguments says so. */
   needsApproval?: Tool['needsApproval'];
+  /** An approval may run the call with edited arguments (off by default): see Tool's `allowEdits`. */
+  allowEdits?: boolean;
 }
 
 /** The arguments `execute` gets: a Standard Schema's output, an ArgsSchema's stated type, else a plain object. */
@@ -88,6 +90,10 @@ export function defineTool<S extends StandardSchemaV1 | JsonSchema>(spec: ToolSp
   if (spec.needsApproval !== undefined) {
     if (typeof spec.needsApproval !== 'boolean' && typeof spec.needsApproval !== 'function') fail(`needsApproval must be a boolean or a function, got ${typeof spec.needsApproval}`);
     tool.needsApproval = spec.needsApproval;
+  }
+  if (spec.allowEdits !== undefined) {
+    if (typeof spec.allowEdits !== 'boolean') fail(`allowEdits must be a boolean, got ${typeof spec.allowEdits}`);
+    tool.allowEdits = spec.allowEdits;
   }
   return tool;
 }

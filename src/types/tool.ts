@@ -70,6 +70,12 @@ export interface Tool<A = Record<string, unknown>> {
    * the call's raw arguments. A predicate that throws counts as `true` (reported as HookError).
    */
   needsApproval?: boolean | ((args: Record<string, unknown>, call: ToolCall) => boolean);
+  /**
+   * Whether an approval may run this tool with other arguments than the model's (`approve(id,
+   * { approved: true, args })`); off by default (or the approval config's `allowEdits`). Edited
+   * arguments are checked by `validate` and decided again by the approval config's `decide`.
+   */
+  allowEdits?: boolean;
 }
 
 /**

@@ -11,6 +11,7 @@ const transfer = defineTool({
   description: 'Moves money',
   parameters: z.object({ amount: z.number() }),
   needsApproval: true,
+  allowEdits: true,
   execute: ({ amount }) => `moved ${amount}`,
 });
 

@@ -12,6 +12,7 @@ const guarded = defineTool({
   description: 'Moves money',
   parameters: z.object({ amount: z.number().max(100) }),
   needsApproval: true,
+  allowEdits: true,
   execute: ({ amount }) => `moved ${amount}`,
 });
 
@@ -71,7 +72,7 @@ describe('tool approval in agentLoop', () => {
       agentLoop([userMessage('pay', 0)], context([guarded, addTool]), config(twoCalls, { approval: { decide: () => ({ approved: true, args: { amount: 'lots' } }) } })),
     );
     expect(results(bad).t1!.isError).toBe(true);
-    expect(results(bad).t1!.text).toMatch(/Invalid arguments for tool "transfer": arguments\.amount: /);
+    expect(results(bad).t1!.text).toMatch(/^Tool call "transfer" was denied: the edited arguments are invalid: arguments\.amount: /);
   });
 
   it('sequential dispatch: later calls wait in order behind the call waiting for approval', async () => {

@@ -37,7 +37,7 @@ describe('requestApproval (marbles)', () => {
       const answers = hot<ApprovalAnswer>('----------b', { b: { toolCallId: 'b', approved: true, args: { x: 2 } } });
       const decide = (r: { toolCallId: string }): Observable<{ approved: boolean }> | undefined =>
         r.toolCallId === 'a' ? cold('-----y|', { y: { approved: true } }) : undefined;
-      const out = cold<ToolCall>('(ab|)', { a: call('a'), b: call('b') }).pipe(requestApproval({ loopId, decide, answers }));
+      const out = cold<ToolCall>('(ab|)', { a: call('a'), b: call('b') }).pipe(requestApproval({ loopId, decide, answers, allowEdits: true }));
       expectObservable(out.pipe(letters())).toBe('(VV)-(vA)-(vA|)');
       expectObservable(out.pipe(filter(isApprovalVerdict), map((v) => (v.outcome === 'approved' ? v.args : null)))).toBe('-----x----(y|)', { x: {}, y: { x: 2 } });
     });

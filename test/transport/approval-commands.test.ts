@@ -16,7 +16,7 @@ afterEach(async () => {
 describe('approving and cancelling over the command channel', () => {
   it('a client answers the ToolApprovalRequested it saw with an approve command; the run goes on', async () => {
     server = await startHubServer();
-    const gated = defineTool({ name: 'deploy', description: 'deploys', parameters: z.object({ env: z.string() }), needsApproval: true, execute: ({ env }) => `deployed to ${env}` });
+    const gated = defineTool({ name: 'deploy', description: 'deploys', parameters: z.object({ env: z.string() }), needsApproval: true, allowEdits: true, execute: ({ env }) => `deployed to ${env}` });
     const slow = defineTool({ name: 'wait', description: 'waits', parameters: z.object({}), execute: (_a, ctx) => new Promise<string>((_r, reject) => ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))) });
     const agent = new BasicAgent({
       model, retry: false, tools: [gated, slow],

@@ -7,7 +7,7 @@ import { context, model } from '../agent/helpers.js';
 
 describe('transcript() and approvals', () => {
   it('a call waiting for approval shows as awaitingApproval, then runs with the approved arguments', async () => {
-    const pay = defineTool({ name: 'pay', description: 'pays', parameters: z.object({ amount: z.number() }), needsApproval: true, execute: ({ amount }) => `paid ${amount}` });
+    const pay = defineTool({ name: 'pay', description: 'pays', parameters: z.object({ amount: z.number() }), needsApproval: true, allowEdits: true, execute: ({ amount }) => `paid ${amount}` });
     const answers = new Subject<ApprovalAnswer>();
     const provider = scriptedProvider([{ toolCalls: [{ name: 'pay', arguments: { amount: 9 }, id: 'p1' }] }, { text: 'ok' }]);
     const run$ = agentLoop([userMessage('pay', 0)], context([pay]), { model, provider, retry: false, approval: { answers } }).pipe(
