@@ -7,15 +7,18 @@
  * resolve phi-rx and rxjs from the app's node_modules.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { build as esbuild } from 'esbuild';
 import { build as vite } from 'vite';
 import webpack from 'webpack';
 import { consumerProject, packWithoutTypes, pkg } from './packed.js';
 
+const run = promisify(execFile);
 /** The entries that must bundle for a browser (README: runs anywhere JavaScript runs). */
 const BROWSER_SAFE = ['phi-rx', 'phi-rx/testing', 'phi-rx/transport', 'phi-rx/providers'];
 /** Optional peers that are dev dependencies here: a user's project does not have them. */
@@ -98,7 +101,8 @@ describe('a browser app bundles phi-rx from the packed tarball, without the dev 
     const outDir = path.join(work, 'webpack');
     const stats = await new Promise<webpack.Stats>((resolve, reject) =>
       webpack({
-        context: app, entry: './main.js', mode: 'production', target: 'web', performance: false,
+        // Production resolution and tree-shaking; not minified (terser is most of webpack's time, and sizes are bundle-size.mjs's job).
+        context: app, entry: './main.js', mode: 'production', target: 'web', performance: false, optimization: { minimize: false },
         output: { path: outDir, filename: 'main.js' },
       }, (error, result) => (error || !result ? reject(error ?? new Error('webpack gave no stats')) : resolve(result))),
     );
@@ -107,6 +111,14 @@ describe('a browser app bundles phi-rx from the packed tarball, without the dev 
     expect(warnings.map((w) => `${w.moduleName ?? ''}: ${w.message}`)).toEqual([]);
     expect(builtinImports(await outputCode(outDir))).toEqual([]);
   }, 120_000);
+
+  it('on Node, the same project runs a Bedrock model to an error naming the missing peer and its install command', async () => {
+    const script = `import { BasicAgent, bedrock } from 'phi-rx';
+      const agent = new BasicAgent({ model: bedrock('anthropic.claude-sonnet-4-5-20250929-v1:0', { apiKey: 'unused', region: 'us-east-1' }) });
+      try { console.log('resolved', await agent.run('hi')); } catch (e) { console.log(e.message); }`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app, timeout: 60_000 });
+    expect(stdout.trim()).toBe('The agent run failed: The Bedrock provider needs the package @smithy/eventstream-codec, which is not installed. Install it with: npm install @smithy/eventstream-codec');
+  }, 60_000);
 
   it('the Node built-in check finds one when it is there', () => {
     expect(builtinImports(`import{a}from"node:fs";const b=require('child_process');import("node:fs/promises");import "os";`)).toEqual(['node:fs', 'child_process', 'node:fs', 'os']);
