@@ -14,6 +14,7 @@ export default {
     .filter(([subpath]) => subpath !== './package.json')
     .map(([, target]) => target['phi-rx-source']),
   tsconfig: 'tsconfig.build.json',
+  plugin: ['./scripts/typedoc-subpath-names.mjs'],
   out: 'api-reference',
   readme: 'none',
   // Source links to the repository package.json names (this checkout may have no git remote).
