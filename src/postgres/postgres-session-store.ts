@@ -4,6 +4,10 @@ import {
   SessionNotFoundError,
   SessionStoreError,
   validateSession,
+  encodeSession,
+  reportSkipped,
+  SessionCorruptError,
+  type SessionListOptions,
   type SessionStore,
 } from '../session/store.js';
 
@@ -78,7 +82,7 @@ export class PostgresSessionStore implements SessionStore {
 
   async save(session: Session): Promise<void> {
     await this.migrated();
-    const json = encode(session);
+    const json = encodeSession(session, this.where());
     const client = await this.pool.connect();
     let failed: Error | undefined;
     try {
@@ -121,13 +125,23 @@ export class PostgresSessionStore implements SessionStore {
     if (!rowCount) throw new SessionNotFoundError(sessionId, this.where());
   }
 
-  async listForAgent(agentId: string): Promise<Session[]> {
+  /** The agent's sessions; a row that does not validate is skipped and reported to `onSkipped`. */
+  async listForAgent(agentId: string, options?: SessionListOptions): Promise<Session[]> {
     await this.migrated();
     const { rows } = await this.pool.query(
       `SELECT session_id, session FROM ${this.sessions} WHERE agent_id = $1 ORDER BY seq DESC`,
       [agentId],
     );
-    return rows.map((r) => validateSession(r['session'], String(r['session_id']), `${this.where()} row "${String(r['session_id'])}"`));
+    const out: Session[] = [];
+    for (const r of rows) {
+      try {
+        out.push(validateSession(r['session'], String(r['session_id']), `${this.where()} row "${String(r['session_id'])}"`));
+      } catch (e) {
+        if (!(e instanceof SessionCorruptError)) throw e;
+        reportSkipped(e, options);
+      }
+    }
+    return out;
   }
 
   /** Creates or checks the tables, once per store (again after a failure). */
@@ -196,12 +210,6 @@ export class PostgresSessionStore implements SessionStore {
     }
     return e;
   }
-}
-
-function encode(session: Session): string {
-  const json = JSON.stringify(session);
-  if (json === undefined) throw new TypeError('PostgresSessionStore.save: the session is not JSON-serialisable');
-  return json;
 }
 
 function checkIdentifier(option: string, value: string): string {

@@ -9,7 +9,10 @@ import {
   SessionCorruptError,
   SessionLockedError,
   SessionNotFoundError,
+  encodeSession,
+  reportSkipped,
   validateSession,
+  type SessionListOptions,
   type SessionStore,
 } from './store.js';
 
@@ -64,6 +67,7 @@ export class FileSessionStore implements SessionStore {
 
   async save(session: Session): Promise<void> {
     const file = this.fileOf(session.sessionId);
+    encodeSession(session, file);
     await mkdir(this.dir, { recursive: true });
     await this.withLock(session.sessionId, () => new Low<Session>(new AtomicJsonFile<Session>(file), session).write());
   }
@@ -89,6 +93,7 @@ export class FileSessionStore implements SessionStore {
       if (next.sessionId !== sessionId) {
         throw new InvalidSessionIdError(next.sessionId, `update of "${sessionId}" returned a session with another id`);
       }
+      encodeSession(next, file);
       await new Low<Session>(new AtomicJsonFile<Session>(file), next).write();
       return next;
     });
@@ -137,15 +142,19 @@ export class FileSessionStore implements SessionStore {
     });
   }
 
-  /** Loads every session and keeps the agent's: a flat directory has no index to ask. */
-  async listForAgent(agentId: string): Promise<Session[]> {
+  /**
+   * Loads every session and keeps the agent's: a flat directory has no index to ask. A corrupt
+   * file (whoever's it is) is skipped and reported to `onSkipped`, by its path.
+   */
+  async listForAgent(agentId: string, options?: SessionListOptions): Promise<Session[]> {
     const out: Session[] = [];
     for (const id of await this.listIds()) {
       try {
         const session = await this.load(id);
         if (session.agentId === agentId) out.push(session);
       } catch (e) {
-        if (!(e instanceof SessionNotFoundError)) throw e; // deleted since listed
+        if (e instanceof SessionCorruptError) reportSkipped(e, options);
+        else if (!(e instanceof SessionNotFoundError)) throw e; // deleted since listed
       }
     }
     return out;

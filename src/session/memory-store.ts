@@ -1,5 +1,5 @@
 import type { Session } from './model.js';
-import { decodeSession, SessionNotFoundError, type SessionStore } from './store.js';
+import { decodeSession, encodeSession, reportSkipped, SessionCorruptError, SessionNotFoundError, type SessionListOptions, type SessionStore } from './store.js';
 
 /**
  * A SessionStore in memory, for tests and short-lived processes. It keeps each session as JSON
@@ -10,7 +10,7 @@ export class InMemorySessionStore implements SessionStore {
   private seq = 0;
 
   async save(session: Session): Promise<void> {
-    this.entries.set(session.sessionId, { json: JSON.stringify(session), agentId: session.agentId, seq: ++this.seq });
+    this.entries.set(session.sessionId, { json: encodeSession(session, 'memory'), agentId: session.agentId, seq: ++this.seq });
   }
 
   async load(sessionId: string): Promise<Session> {
@@ -27,8 +27,17 @@ export class InMemorySessionStore implements SessionStore {
     if (!this.entries.delete(sessionId)) throw new SessionNotFoundError(sessionId, 'memory');
   }
 
-  async listForAgent(agentId: string): Promise<Session[]> {
+  async listForAgent(agentId: string, options?: SessionListOptions): Promise<Session[]> {
     const ids = (await this.listIds()).filter((id) => this.entries.get(id)!.agentId === agentId);
-    return Promise.all(ids.map((id) => this.load(id)));
+    const out: Session[] = [];
+    for (const id of ids) {
+      try {
+        out.push(await this.load(id));
+      } catch (e) {
+        if (!(e instanceof SessionCorruptError)) throw e;
+        reportSkipped(e, options);
+      }
+    }
+    return out;
   }
 }

@@ -1,5 +1,5 @@
 import type { Session } from '../session/model.js';
-import { isSessionStoreError, type SessionStore, type SessionStoreErrorCode } from '../session/store.js';
+import { isSessionStoreError, type SessionCorruptError, type SessionStore, type SessionStoreErrorCode } from '../session/store.js';
 import { sampleSession } from './sample-session.js';
 import { tearingRounds } from './store-concurrency.js';
 
@@ -15,6 +15,27 @@ export interface ContractTestApi {
   expect: ContractExpect;
 }
 
+/** Store-specific hooks for the cases a generic test cannot set up. */
+export interface ContractOptions<S extends SessionStore> {
+  /**
+   * Damages the stored form of a saved session as a crash, a disk error or a hand edit would (a
+   * file of invalid JSON, a row that is not a session). Without it the corrupt-listing case is not
+   * run: a store nothing but `save` writes to (InMemorySessionStore) cannot hold a corrupt session.
+   */
+  corrupt?: (store: S, sessionId: string) => Promise<void>;
+}
+
+/** Sessions `save` must refuse: each would not load back (JSON turns the first three into null or a string). */
+const UNLOADABLE: ReadonlyArray<readonly [string, (s: Session) => void]> = [
+  ['a NaN token count', (s) => void ((s.loops[0]!.messages[1] as { usage: { input: number } }).usage.input = NaN)],
+  ['an Infinity timestamp', (s) => void (s.createdAt = Infinity)],
+  ['a Date for a timestamp', (s) => void ((s as { lastActiveAt: unknown }).lastActiveAt = new Date(5))],
+  ['an unknown message role', (s) => void ((s.loops[0]!.messages[0] as { role: string }).role = 'system')],
+  ['a hole in the messages', (s) => void (s.loops[0]!.messages as unknown[]).push(undefined)],
+  ['no agentId', (s) => void delete (s as { agentId?: string }).agentId],
+  ['a BigInt in the metadata', (s) => void (s.loops[0]!.metadata = { n: 1n })],
+];
+
 /**
  * The behaviour every SessionStore must have, as a test suite for your test framework. Run it
  * against your own store to know it can stand in for FileSessionStore:
@@ -24,10 +45,12 @@ export interface ContractTestApi {
  * import { sessionStoreContract } from 'phi-rx/testing';
  * sessionStoreContract(async () => new PostgresSessionStore(await freshSchema()), { describe, it, expect });
  *
- * `makeStore` is called once per test and must return an empty store.
+ * `makeStore` is called once per test and must return an empty store; `options.corrupt` lets the
+ * contract check that a listing survives a corrupt session.
  */
-export function sessionStoreContract(makeStore: () => Promise<SessionStore>, t: ContractTestApi): void {
+export function sessionStoreContract<S extends SessionStore>(makeStore: () => Promise<S>, t: ContractTestApi, options: ContractOptions<S> = {}): void {
   const { describe, it, expect } = t;
+  const { corrupt } = options;
 
   describe('SessionStore contract', () => {
     it('loads what it saved, field for field (images, errors, extension messages, cache usage, links, parallel groups)', async () => {
@@ -116,6 +139,40 @@ export function sessionStoreContract(makeStore: () => Promise<SessionStore>, t: 
       await Promise.all(ids.map((id) => store.save(sampleSession(id, 'agent-a'))));
       expect([...(await store.listIds())].sort()).toEqual([...ids].sort());
     });
+
+    it('refuses to save a session that would not load back (InvalidSession), and keeps what was stored', async () => {
+      const store = await makeStore();
+      await store.save(sampleSession('s-1', 'agent-a'));
+      for (const [what, damage] of UNLOADABLE) {
+        const replacing = sampleSession('s-1', 'agent-a', 'second');
+        damage(replacing);
+        expect({ what, saved: await errorCode(store.save(replacing)) }).toEqual({ what, saved: 'InvalidSession' });
+        const fresh = sampleSession('s-new', 'agent-a');
+        damage(fresh);
+        expect({ what, saved: await errorCode(store.save(fresh)), load: await errorCode(store.load('s-new')) }).toEqual({
+          what,
+          saved: 'InvalidSession',
+          load: 'SessionNotFound',
+        });
+      }
+      expect(await store.load('s-1')).toEqual(sampleSession('s-1', 'agent-a'));
+      expect(await store.listIds()).toEqual(['s-1']);
+    });
+
+    if (corrupt) {
+      it("lists the rest of an agent's sessions when one is corrupt, and reports the corrupt one by name", async () => {
+        const store = await makeStore();
+        for (const id of ['a1', 'a2', 'a3']) await store.save(sampleSession(id, 'agent-a'));
+        await corrupt(store, 'a2');
+        const skipped: SessionCorruptError[] = [];
+        const sessions = await store.listForAgent('agent-a', { onSkipped: (e) => skipped.push(e) });
+        expect(sessions.map((s) => s.sessionId)).toEqual(['a3', 'a1']);
+        expect(skipped.map((e) => ({ code: e.code, sessionId: e.sessionId, named: e.message.includes('a2') }))).toEqual([
+          { code: 'SessionCorrupt', sessionId: 'a2', named: true },
+        ]);
+        expect(await errorCode(store.load('a2'))).toBe('SessionCorrupt');
+      });
+    }
 
     it('never tears concurrent saves of one session: every load, during and after, is one version whole', async () => {
       const store = await makeStore();

@@ -32,7 +32,25 @@ describe.skipIf(missing !== undefined)('PostgresSessionStore against a real Post
     await server?.stop();
   });
 
-  sessionStoreContract(async () => freshStore(), { describe, it, expect });
+  /** Where each contract store keeps its rows, for `corrupt`. */
+  const tables = new WeakMap<PostgresSessionStore, { pool: pg.Pool; table: string }>();
+  sessionStoreContract(
+    async () => {
+      const p = pool();
+      const schema = `t${++schemas}`;
+      const store = new PostgresSessionStore(p, { schema });
+      tables.set(store, { pool: p, table: `"${schema}"."phi_rx_sessions"` });
+      return store;
+    },
+    { describe, it, expect },
+    {
+      // A row whose jsonb is not a session, as a hand edit or another program would leave it.
+      corrupt: async (store, id) => {
+        const { pool: p, table } = tables.get(store)!;
+        await p.query(`UPDATE ${table} SET session = jsonb_build_object('version', 1, 'sessionId', session_id) WHERE session_id = $1`, [id]);
+      },
+    },
+  );
 
   it('is seen at once by a second store on another pool (no cache), and saves from both serialise', async () => {
     const schema = `shared${++schemas}`;

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   FileSessionStore,
   InvalidSessionIdError,
@@ -119,11 +119,33 @@ describe('FileSessionStore files', () => {
     await expect(new FileSessionStore(dir).load('a')).rejects.toMatchObject({ code: 'SessionCorrupt', path: 'session.sessionId' });
   });
 
-  it('fails listForAgent loudly on a corrupt file instead of skipping it', async () => {
+  it('skips a corrupt file in listForAgent, naming it to onSkipped (the console by default), and lists the rest', async () => {
     const store = new FileSessionStore(dir);
     await store.save(sampleSession('good', 'agent'));
     await writeFile(join(dir, 'broken.json'), 'nope');
-    await expect(store.listForAgent('agent')).rejects.toBeInstanceOf(SessionCorruptError);
+    const skipped: SessionCorruptError[] = [];
+    expect((await store.listForAgent('agent', { onSkipped: (e) => skipped.push(e) })).map((s) => s.sessionId)).toEqual(['good']);
+    expect(skipped.map((e) => e.message)).toEqual([`Session file ${join(dir, 'broken.json')} is corrupt: not valid JSON (Unexpected token 'o', "nope" is not valid JSON)`]);
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      expect(await store.listForAgent('agent')).toHaveLength(1);
+      expect(warn.mock.calls).toEqual([[`phi-rx: skipped a corrupt session: ${skipped[0]!.message}`]]);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('refuses to save (or update to) a session that would not load back, naming the field', async () => {
+    const store = new FileSessionStore(dir);
+    const bad = sampleSession('nan', 'agent');
+    bad.createdAt = Number.NaN;
+    await expect(store.save(bad)).rejects.toThrow(
+      `Session "nan" cannot be saved in ${join(dir, 'nan.json')}: session.createdAt: Invalid input: expected number, received null (as JSON); it would not load back, so nothing was written`,
+    );
+    await expect(store.load('nan')).rejects.toBeInstanceOf(SessionNotFoundError);
+    await store.save(sampleSession('u', 'agent'));
+    await expect(store.update('u', () => ({ ...sampleSession('u', 'agent'), lastActiveAt: Number.POSITIVE_INFINITY }))).rejects.toMatchObject({ code: 'InvalidSession' });
+    expect(await store.load('u')).toEqual(sampleSession('u', 'agent'));
   });
 
   it('update reads, changes and writes under the lock; a missing session comes as undefined', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { InMemorySessionStore, SessionNotFoundError } from '../../src/session/index.js';
-import type { Session, SessionStore } from '../../src/session/index.js';
+import { encodeSession, InMemorySessionStore, reportSkipped, SessionCorruptError, SessionNotFoundError, validateSession } from '../../src/session/index.js';
+import type { Session, SessionListOptions, SessionStore } from '../../src/session/index.js';
 import { sessionStoreContract } from '../../src/testing/index.js';
+import type { ContractOptions } from '../../src/testing/index.js';
 
 /**
  * Broken stores, each with one defect real stores have, and proof that `sessionStoreContract`
@@ -9,9 +10,9 @@ import { sessionStoreContract } from '../../src/testing/index.js';
  */
 
 /** The contract's failing test names for one fresh store per test. */
-async function contractFailures(makeStore: () => Promise<SessionStore>): Promise<string[]> {
+async function contractFailures<S extends SessionStore>(makeStore: () => Promise<S>, options?: ContractOptions<S>): Promise<string[]> {
   const tests: { name: string; fn: () => Promise<void> }[] = [];
-  sessionStoreContract(makeStore, { describe: (_name, fn) => fn(), it: (name, fn) => void tests.push({ name, fn }), expect });
+  sessionStoreContract(makeStore, { describe: (_name, fn) => fn(), it: (name, fn) => void tests.push({ name, fn }), expect }, options);
   const failed: string[] = [];
   for (const test of tests) {
     try {
@@ -29,17 +30,22 @@ const clone = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 /** A correct store that lets a subclass change what is written. */
 class MapStore implements SessionStore {
   protected readonly rows = new Map<string, { session: Session; seq: number }>();
-  private seq = 0;
+  protected seq = 0;
   protected write(session: Session): Session {
     return clone(session);
   }
   async save(session: Session): Promise<void> {
+    encodeSession(session, 'map');
     this.rows.set(session.sessionId, { session: this.write(session), seq: ++this.seq });
   }
   async load(sessionId: string): Promise<Session> {
     const row = this.rows.get(sessionId);
     if (!row) throw new SessionNotFoundError(sessionId, 'map');
-    return clone(row.session);
+    return validateSession(clone(row.session), sessionId, `map row "${sessionId}"`);
+  }
+  /** What a hand edit of the row would leave. */
+  corrupt(sessionId: string): void {
+    this.rows.get(sessionId)!.session = { version: 1, sessionId } as unknown as Session;
   }
   async listIds(): Promise<string[]> {
     return [...this.rows].sort(([, a], [, b]) => b.seq - a.seq).map(([id]) => id);
@@ -47,9 +53,35 @@ class MapStore implements SessionStore {
   async delete(sessionId: string): Promise<void> {
     if (!this.rows.delete(sessionId)) throw new SessionNotFoundError(sessionId, 'map');
   }
-  async listForAgent(agentId: string): Promise<Session[]> {
-    const ids = (await this.listIds()).filter((id) => this.rows.get(id)!.session.agentId === agentId);
-    return Promise.all(ids.map((id) => this.load(id)));
+  async listForAgent(agentId: string, options?: SessionListOptions): Promise<Session[]> {
+    const out: Session[] = [];
+    for (const id of await this.listIds()) {
+      try {
+        const session = await this.load(id);
+        if (session.agentId === agentId) out.push(session);
+      } catch (e) {
+        if (!(e instanceof SessionCorruptError)) throw e;
+        reportSkipped(e, options);
+      }
+    }
+    return out;
+  }
+}
+
+const corruptMap: ContractOptions<MapStore> = { corrupt: async (store, id) => store.corrupt(id) };
+
+/** Writes whatever it is given: a session with a NaN saves, then never loads. */
+class UncheckedStore extends MapStore {
+  override async save(session: Session): Promise<void> {
+    this.rows.set(session.sessionId, { session: this.write(session), seq: ++this.seq });
+  }
+}
+
+/** Lists an agent's sessions by loading them all at once: one corrupt session fails the listing. */
+class WholeListStore extends MapStore {
+  override async listForAgent(agentId: string): Promise<Session[]> {
+    const sessions = await Promise.all((await this.listIds()).map((id) => this.load(id)));
+    return sessions.filter((s) => s.agentId === agentId);
   }
 }
 
@@ -138,8 +170,18 @@ class TearingStore implements SessionStore {
 
 describe('sessionStoreContract catches broken stores', () => {
   it('passes a correct store (the harness itself is sound)', async () => {
-    expect(await contractFailures(async () => new MapStore())).toEqual([]);
+    expect(await contractFailures(async () => new MapStore(), corruptMap)).toEqual([]);
     expect(await contractFailures(async () => new InMemorySessionStore())).toEqual([]);
+  });
+
+  it('fails a store that saves a session it cannot load back', async () => {
+    expect(await contractFailures(async () => new UncheckedStore())).toContain('refuses to save a session that would not load back (InvalidSession), and keeps what was stored');
+  });
+
+  it('fails a store whose listing fails whole on one corrupt session', async () => {
+    expect(await contractFailures(async () => new WholeListStore(), corruptMap)).toEqual([
+      "lists the rest of an agent's sessions when one is corrupt, and reports the corrupt one by name",
+    ]);
   });
 
   it('fails a store that serves a stale cached copy after a second save', async () => {

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,8 @@ describe('FileSessionStore', () => {
       return new FileSessionStore(join(dir, 'sessions'));
     },
     { describe, it, expect },
+    // A file cut short, as a crash of another writer without this store's atomic rename would leave it.
+    { corrupt: (store, id) => writeFile(store.fileOf(id), '{ "version": 1, "sessionId": "') },
   );
 });
 
