@@ -6,17 +6,17 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startDemoServer, type DemoServer } from '../../examples/web/server.js';
 import { FINAL_REPLY } from '../../examples/web/agent.js';
+import { describeNeeding } from '../support/skip.js';
 
 // Debian's chromium (installed by .ci/run); Playwright's own browser download is not reachable.
 const executablePath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const haveChromium = existsSync(executablePath);
-if (!haveChromium) console.warn(`web demo browser tests SKIPPED: no Chromium at ${executablePath} (apt-get install chromium)`);
 // The README's screenshot is refreshed only on request (PHI_RX_UPDATE_SCREENSHOT=1): a test run leaves the tree clean.
 const screenshot = process.env['PHI_RX_UPDATE_SCREENSHOT'] === '1'
   ? fileURLToPath(new URL('../../docs/web-demo.png', import.meta.url))
   : join(tmpdir(), `phi-rx-web-demo-${process.pid}.png`);
 
-describe.skipIf(!haveChromium)('web demo in headless Chromium', () => {
+describeNeeding(!haveChromium && `no Chromium at ${executablePath} (apt-get install chromium, or set CHROMIUM_PATH)`)('web demo in headless Chromium', () => {
   let browser: Browser;
   let demo: DemoServer;
   beforeAll(async () => {

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { interruptHandler } from '../../src/cli/interrupt.js';
 import type { AgentEvent } from '../../src/index.js';
-import { haveTmux, Terminal } from './tmux.js';
+import { Terminal, tmuxMissing } from './tmux.js';
+import { describeNeeding } from '../support/skip.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = path.join(repoRoot, 'src/cli/main.ts');
@@ -47,7 +48,7 @@ async function script(name: string, turns: unknown[]): Promise<string> {
   return file;
 }
 
-describe.skipIf(!haveTmux)('phi-rx run in a terminal (tmux)', () => {
+describeNeeding(tmuxMissing)('phi-rx run in a terminal (tmux)', () => {
   let term: Terminal | undefined;
   afterEach(() => {
     term?.close();

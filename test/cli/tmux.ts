@@ -5,7 +5,8 @@ import path from 'node:path';
 
 /** tmux is a Debian package CI installs; without it the terminal tests skip with a message. */
 export const haveTmux = spawnSync('tmux', ['-V']).status === 0;
-if (!haveTmux) console.warn('tmux not found: skipping the CLI tests that run in a real pseudo-terminal.');
+/** Why the terminal tests cannot run here (printed by the group that skips), or undefined. */
+export const tmuxMissing = haveTmux ? undefined : 'tmux not found (apt-get install tmux)';
 
 let count = 0;
 

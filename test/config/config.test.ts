@@ -12,7 +12,8 @@ import { ProviderError } from '../../src/types/errors.js';
 import type { AgentEvent } from '../../src/index.js';
 import { addTool } from '../agent/helpers.js';
 import { repoRoot, testServer } from '../mcp/helpers.js';
-import { fixture, haveOpenApiFixtures } from '../openapi/fixtures.js';
+import { fixture, openApiFixturesMissing } from '../openapi/fixtures.js';
+import { skipGroup } from '../support/skip.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -246,7 +247,7 @@ describe('createAgentFromConfig', () => {
     expect(e).toMatchObject({ keyPath: 'mcpServers.broken', line: 5 });
   }, 30_000);
 
-  it.skipIf(!haveOpenApiFixtures)('adds the operations of the OpenAPI specs it lists, filtered', async () => {
+  it.skipIf(skipGroup('config: the OpenAPI specs a file lists', openApiFixturesMissing))('adds the operations of the OpenAPI specs it lists, filtered', async () => {
     const spec = fixture('oai__petstore.yaml');
     const yaml = `model: { provider: scripted, id: m }\nopenapi:\n  - spec: ${JSON.stringify(spec)}\n    operationIds: [listPets, showPetById]\n    namePrefix: pets\n    baseUrl: http://127.0.0.1:9/v1\n`;
     const { agent, close } = await createAgentFromConfig(await file('openapi.yaml', yaml), { provider: scriptedProvider([]) });

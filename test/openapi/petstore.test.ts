@@ -3,11 +3,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { OpenApiAuth, OperationFilter, openApiToolsFromFile, openApiToolsFromUrl } from '../../src/openapi/index.js';
 import type { Tool } from '../../src/types/tool.js';
 import { byName, resultOf, textOf } from '../mcp/helpers.js';
-import { fixture, haveOpenApiFixtures } from './fixtures.js';
+import { fixture, openApiFixturesMissing } from './fixtures.js';
+import { describeNeeding } from '../support/skip.js';
 import { startPetstore } from './petstore-server.js';
 import type { PetstoreServer } from './petstore-server.js';
 
-describe.skipIf(!haveOpenApiFixtures)('the Petstore spec against a loopback Petstore', () => {
+describeNeeding(openApiFixturesMissing)('the Petstore spec against a loopback Petstore', () => {
   let server: PetstoreServer;
   beforeAll(async () => {
     server = await startPetstore({

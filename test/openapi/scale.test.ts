@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { openApiToolsFromFile } from '../../src/openapi/index.js';
-import { fixture, haveOpenApiFixtures } from './fixtures.js';
+import { fixture, openApiFixturesMissing } from './fixtures.js';
+import { describeNeeding } from '../support/skip.js';
 
-describe.skipIf(!haveOpenApiFixtures)('a large real-world spec (Spotify Web API, 97 operations, 286 KB of YAML)', () => {
+describeNeeding(openApiFixturesMissing)('a large real-world spec (Spotify Web API, 97 operations, 286 KB of YAML)', () => {
   it('loads every operation as a tool with a serialisable schema', async () => {
     const started = performance.now();
     const { tools, warnings, baseUrl } = await openApiToolsFromFile(fixture('sonallux__fixed-spotify-open-api.yml'));

@@ -20,6 +20,7 @@ import { fromEventStream } from '../../src/transport/index.js';
 import { isSessionStoreError, type Session } from '../../src/session/index.js';
 import { startCountingLlm, type CountingLlm } from '../support/counting-llm.js';
 import { missingServer, startPostgres, startRedis, type RunningServer } from '../support/servers.js';
+import { describeNeeding } from '../support/skip.js';
 
 const missing = missingServer('postgres') ?? missingServer('redis');
 const WORKERS = 4;
@@ -28,7 +29,7 @@ const STEPS = 6;
 const workerScript = fileURLToPath(new URL('../support/scale-worker.ts', import.meta.url));
 const webScript = fileURLToPath(new URL('../support/scale-web.ts', import.meta.url));
 
-describe.skipIf(missing !== undefined)('four worker processes, one killed mid-run', () => {
+describeNeeding(missing)('four worker processes, one killed mid-run', () => {
   let postgres: RunningServer;
   let redis: RunningServer;
   let llm: CountingLlm;

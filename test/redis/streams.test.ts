@@ -9,6 +9,7 @@ import {
 import { XADD_NUMBERED, XADD_NUMBERED_SHA } from '../../src/redis/commands.js';
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { missingServer, startRedis, type RunningServer } from '../support/servers.js';
+import { describeNeeding } from '../support/skip.js';
 
 const missing = missingServer('redis');
 
@@ -22,7 +23,7 @@ const snapshot = map((e: AgentEvent): AgentEvent => JSON.parse(JSON.stringify(e)
 
 const script: ScriptStep[] = [{ text: 'The answer, in many small deltas: forty-two.', chunkSize: 2 }];
 
-describe.skipIf(missing !== undefined)('Redis Streams relay against a real redis-server', () => {
+describeNeeding(missing)('Redis Streams relay against a real redis-server', () => {
   let server: RunningServer;
   const clients: Array<{ close(): Promise<void> }> = [];
   let keys = 0;

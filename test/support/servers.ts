@@ -53,7 +53,6 @@ export function missingServer(what: 'postgres' | 'redis'): string | undefined {
       ? postgresBinDir() ? undefined : 'PostgreSQL binaries (initdb, postgres) not found — apt-get install postgresql'
       : redisServerBinary() ? undefined : 'redis-server not found — apt-get install redis-server';
   if (missing && process.env['PHI_RX_REQUIRE_SERVERS'] === '1') throw new Error(`PHI_RX_REQUIRE_SERVERS=1 but ${missing}`);
-  if (missing) console.warn(`[skip] ${missing}: the tests needing ${what} are skipped`);
   return missing;
 }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defaultTools } from '../../src/tools/index.js';
 import { findOnPath } from '../../src/tools/search.js';
+import { skipGroup } from '../support/skip.js';
 import { failureOf, runTool, tempDir, textOf, tree } from './helpers.js';
 import type { AnyTool } from '../../src/types/tool.js';
 
@@ -71,7 +72,7 @@ describe('workspace confinement (root set)', () => {
     expect(textOf((await call('search', { pattern: 'needle' })).result)).toBe('inside.txt:1: needle inside');
   });
 
-  it.skipIf(!findOnPath('rg'))('drops matches ripgrep finds through symlinks that lead outside', async () => {
+  it.skipIf(skipGroup('paths: ripgrep through symlinks', !findOnPath('rg') && 'ripgrep (rg) not on PATH'))('drops matches ripgrep finds through symlinks that lead outside', async () => {
     const search = defaultTools({ cwd: ws, root: ws }).find((t) => t.name === 'search') as AnyTool;
     const run = await runTool(search, { pattern: 'needle' });
     expect(run.result?.details).toMatchObject({ engine: 'ripgrep' });

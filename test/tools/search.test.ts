@@ -3,11 +3,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { searchTool } from '../../src/tools/index.js';
 import { findOnPath } from '../../src/tools/search.js';
+import { skipGroup } from '../support/skip.js';
 import type { SearchToolOptions } from '../../src/tools/index.js';
 import { failureOf, runTool, tempDir, textOf, tree } from './helpers.js';
 
 const rg = findOnPath('rg');
-if (!rg) console.warn('search tests: ripgrep (rg) is not on PATH; the ripgrep engine tests are skipped, the built-in ones run.');
+skipGroup('search with the ripgrep engine (the built-in engine runs)', !rg && 'ripgrep (rg) not on PATH');
 
 const engines: { name: 'builtin' | 'ripgrep'; ripgrep: SearchToolOptions['ripgrep']; skip: boolean }[] = [
   { name: 'builtin', ripgrep: false, skip: false },

@@ -9,6 +9,7 @@ import type { ModelConfig } from '../../../src/types/provider.js';
 import type { AssistantMessage } from '../../../src/types/message.js';
 import { fixturesAvailable, loadManifest, readCassette, readFixtureBytes } from './fixture-server.js';
 import type { ManifestEntry } from './fixture-server.js';
+import { skipGroup } from '../../support/skip.js';
 import {
   assistantMessage,
   callsOf,
@@ -111,7 +112,7 @@ describe.skipIf(!present)('Bedrock ConverseStream fixtures', () => {
     if (entry.file.endsWith('.invoke-eventstream')) {
       // InvokeModelWithResponseStream (Anthropic Messages wrapped in base64 `chunk` events) is another API.
       it.skip(`${entry.file}: InvokeModelWithResponseStream, not ConverseStream; not implemented`, () => {});
-      console.warn(`[phi-rx tests] skipping ${entry.file}: InvokeModelWithResponseStream is not the ConverseStream protocol phi-rx implements`);
+      skipGroup(`bedrock fixture ${entry.file}`, 'InvokeModelWithResponseStream, not the ConverseStream protocol phi-rx implements');
       return;
     }
     it(`parses ${entry.file} as binary frames split at arbitrary byte boundaries`, async () => {

@@ -23,6 +23,7 @@ import type { Socket } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { skipGroup } from '../../support/skip.js';
 
 /** How to cut a body into chunks. */
 export interface ChunkingOptions {
@@ -259,12 +260,15 @@ export function providerFixtureDir(family: string): string {
   return path.join(fixturesRoot, 'providers', family);
 }
 
-/** True when the family's folder exists; otherwise warns once, naming the path, so the skip is visible. */
+/** True when the family's folder exists; otherwise prints the one line of a skipped group, naming the path. */
 export function fixturesAvailable(family: string): boolean {
   const dir = providerFixtureDir(family);
-  const present = existsSync(path.join(dir, 'manifest.json'));
-  if (!present) console.warn(`[phi-rx tests] provider fixtures not found at ${dir}; set PHI_RX_FIXTURES. Skipping.`);
-  return present;
+  return !skipGroup(`${family} provider tests on recorded streams`, !fixturesPresent(family) && `no fixtures at ${dir} (set PHI_RX_FIXTURES)`);
+}
+
+/** True when the family's folder exists (nothing printed). */
+export function fixturesPresent(family: string): boolean {
+  return existsSync(path.join(providerFixtureDir(family), 'manifest.json'));
 }
 
 /** One entry of a folder's manifest.json (only the fields the tests read are typed). */

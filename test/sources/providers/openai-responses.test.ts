@@ -12,6 +12,7 @@ import type { ProviderError } from '../../../src/types/errors.js';
 import {
   fixtureBody,
   fixturesAvailable,
+  fixturesPresent,
   loadManifest,
   readCassette,
 } from './fixture-server.js';
@@ -147,7 +148,7 @@ describe('Responses request body', () => {
     const cassette = readCassette(
       'pydantic__pydantic-ai/tests/models/cassettes/test_deepseek_responses/test_deepseek_responses[function_tool_stream].yaml',
     );
-    if (!cassette || !fixturesAvailable('openai-responses')) return console.warn('[phi-rx tests] fixtures missing; skipped');
+    if (!cassette || !fixturesPresent('openai-responses')) return console.warn('[phi-rx tests] fixtures missing; skipped');
     server.enqueue({ body: fixtureBody('openai-responses', 'pydantic-ai__deepseek_responses_function_tool_stream.sse') });
     const m = { ...model(server.url, 'deepseek'), id: 'deepseek-v4-flash' };
     const first = await run(openaiResponsesProvider, request(m, { messages: [user('What is the temperature in Tokyo?')] }));
@@ -175,7 +176,7 @@ describe('Responses request body', () => {
   });
 
   it('echoes encrypted reasoning paired with its message, dropping reasoning whose follower cannot be replayed', async () => {
-    if (!fixturesAvailable('openai-responses')) return;
+    if (!fixturesPresent('openai-responses')) return;
     server.enqueue({ body: fixtureBody('openai-responses', 'pydantic-ai__responses_web_search_tool_stream.sse') });
     const first = await run(openaiResponsesProvider, request(model(server.url)));
     const cassette = readCassette(
