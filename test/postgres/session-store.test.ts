@@ -4,10 +4,11 @@ import { PostgresSessionStore, POSTGRES_SESSION_SCHEMA_VERSION } from '../../src
 import { isSessionStoreError } from '../../src/session/index.js';
 import { sampleSession, sessionStoreContract } from '../../src/testing/store-contract.js';
 import { missingServer, startPostgres, type RunningServer } from '../support/servers.js';
+import { describeNeeding } from '../support/skip.js';
 
 const missing = missingServer('postgres');
 
-describe.skipIf(missing !== undefined)('PostgresSessionStore against a real PostgreSQL', () => {
+describeNeeding(missing)('PostgresSessionStore against a real PostgreSQL', () => {
   let server: RunningServer;
   const pools: pg.Pool[] = [];
   let schemas = 0;

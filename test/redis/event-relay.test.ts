@@ -9,6 +9,7 @@ import { appendToStream, applyRunControl, readRunControl, RedisEventRelay, type 
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../src/testing/index.js';
 import { EventStreamError, fromEventStream, runCommands } from '../../src/transport/index.js';
 import { missingServer, startRedis, type RunningServer } from '../support/servers.js';
+import { describeNeeding } from '../support/skip.js';
 
 const missing = missingServer('redis');
 
@@ -27,7 +28,7 @@ interface Web {
   dropAfterFrames?: number;
 }
 
-describe.skipIf(missing !== undefined)('RedisEventRelay: web processes relaying a run over SSE, against a real redis-server', () => {
+describeNeeding(missing)('RedisEventRelay: web processes relaying a run over SSE, against a real redis-server', () => {
   let redis: RunningServer;
   const clients: Array<{ close(): Promise<unknown> }> = [];
   const webs: Web[] = [];
