@@ -46,6 +46,7 @@ export interface RedisEventRelayOptions {
 }
 
 const MAX_COMMAND_BYTES = 64 * 1024;
+const MAX_U64 = 2n ** 64n - 1n;
 
 /**
  * Adds a control to a run's control stream only if the run's stream exists and has not ended, and
@@ -157,6 +158,9 @@ export class RedisEventRelay {
     const lastEventId = headerOf(req, 'last-event-id');
     try {
       checkStreamId(lastEventId ?? '0', `run "${runId}"`);
+      if (lastEventId !== undefined && lastEventId.split('-').some((part) => part.length > 20 || BigInt(part) > MAX_U64)) {
+        throw new RangeError(`${JSON.stringify(lastEventId.slice(0, 60))} is out of range for a Redis stream id (64-bit parts)`);
+      }
     } catch (e) {
       return sendJson(res, 400, { error: `header Last-Event-ID: ${(e as Error).message}` });
     }

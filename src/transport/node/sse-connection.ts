@@ -2,10 +2,10 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * One client's event stream, written with regard for backpressure: once `res.write` says the
- * socket is full, frames wait (as references, not copies) until `drain`; a client whose unsent
- * bytes (waiting here and in the socket) pass `maxUnsentBytes` is disconnected — it reconnects
- * with `Last-Event-ID` and resumes. A slow or stalled reader costs the server at most about
- * `maxUnsentBytes`, whatever the size of the run.
+ * socket is full, frames wait (as references, not copies) until `drain`; a client for which more
+ * than `maxUnsentBytes` wait is disconnected — it reconnects with `Last-Event-ID` and resumes. A
+ * slow or stalled reader costs the server at most about `maxUnsentBytes` (plus the socket's
+ * buffer and the frame that filled it), whatever the size of the run.
  */
 export class SseConnection {
   private readonly waiting: string[] = [];
@@ -43,7 +43,8 @@ export class SseConnection {
       this.waiting.push(text);
       this.waitingBytes += text.length;
     } else if (!this.res.write(text)) this.blocked = true;
-    if (this.unsentBytes > this.maxUnsentBytes) {
+    // what waits behind the socket's buffer, not the frame that filled it: a frame larger than the limit still goes out whole
+    if (this.waitingBytes > this.maxUnsentBytes) {
       this.closed = true;
       this.waiting.length = 0;
       this.waitingBytes = 0;
