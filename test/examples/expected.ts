@@ -1,4 +1,4 @@
-/** What each example prints when run with no API key (test/examples/run-all.test.ts, copy-alone.test.ts). */
+/** What each example prints when run with no API key (test/examples/copy-alone.test.ts). */
 
 /** The environment variables that would make an example reach a real API: removed for the runs. */
 export const KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'GOOGLE_API_KEY', 'PHI_RX_LIVE_MODEL', 'PHI_RX_PROVIDER', 'PHI_RX_BASE_URL'];
