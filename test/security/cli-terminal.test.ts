@@ -4,7 +4,7 @@
  * forms, BEL and CR, and a tool call named with them, rendered live, replayed from the saved
  * session and listed; with `--json` the same text comes out exact (parses back byte for byte).
  */
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -79,4 +79,31 @@ describe('the CLI and terminal control sequences', () => {
     expect(stdout).not.toMatch(CONTROL);
     expect(stdout).toContain('prompt title␛]0;pwned-title␇');
   }, 30_000);
+});
+
+const haveTmux = spawnSync('tmux', ['-V']).status === 0;
+
+describe.skipIf(!haveTmux)('the CLI in a real terminal (tmux)', () => {
+  it('the run cannot set the pane title, fill the clipboard or clear the screen', async () => {
+    const socket = `phi-rx-cli-terminal-${process.pid}`;
+    const tmux = (...args: string[]): string => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
+    const conf = path.join(dir, 'tmux.conf');
+    // set-clipboard on: tmux keeps what an application writes with OSC 52 as a paste buffer.
+    await writeFile(conf, 'set -g remain-on-exit on\nset -g set-clipboard on\nset -g history-limit 5000\n');
+    const env = `env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY PHI_RX_SESSIONS='${sessions}'`;
+    const command = `${env} '${process.execPath}' --import tsx '${path.join(repoRoot, 'src/cli/main.ts')}' run --no-save --script '${turns}' hello; echo "[exit $?]"`;
+    try {
+      tmux('-f', conf, 'new-session', '-d', '-s', 'main', '-x', '200', '-y', '50', '-c', repoRoot, 'bash', '-c', command);
+      const until = Date.now() + 30_000;
+      let screen = '';
+      while (!/\[exit \d+\]/.test((screen = tmux('capture-pane', '-p', '-S', '-', '-t', 'main'))) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+      expect(screen).toContain('[exit 0]');
+      expect(tmux('display', '-p', '-t', 'main', '#{pane_title}')).not.toMatch(/pwned|c1-title|tool-title/);
+      expect(tmux('list-buffers')).toBe('');
+      expect(screen).toContain('Running on the scripted provider'); // written before the CSI 2J: not cleared
+      expect(screen).toContain('title␛]0;pwned-title␇');
+    } finally {
+      spawnSync('tmux', ['-L', socket, 'kill-server']);
+    }
+  }, 40_000);
 });
