@@ -167,5 +167,7 @@ function openApiConfigOf(entry: OpenApiEntry): OpenApiConfig {
     ...(entry.namePrefix ? { namePrefix: entry.namePrefix } : {}),
     ...(entry.timeoutMs ? { timeoutMs: entry.timeoutMs } : {}),
     ...(entry.maxResponseBytes ? { maxResponseBytes: entry.maxResponseBytes } : {}),
+    ...(entry.allowPrivateRefs !== undefined ? { allowPrivateRefs: entry.allowPrivateRefs } : {}),
+    ...(entry.trustedHosts ? { trustedHosts: entry.trustedHosts } : {}),
   };
 }

@@ -54,6 +54,10 @@ export interface OpenApiEntry {
   namePrefix?: string;
   timeoutMs?: number;
   maxResponseBytes?: number;
+  /** Let the spec URL, its `$ref`s and redirects reach loopback and private addresses (a spec you trust). */
+  allowPrivateRefs?: boolean;
+  /** Host names a spec may be fetched from whatever they resolve to; every other URL is still checked. */
+  trustedHosts?: string[];
   /** At most one: which operations become tools (default: all). */
   operationIds?: string[];
   tags?: string[];
@@ -132,6 +136,8 @@ function buildAgentFileCheck(): Check<AgentFile> {
     namePrefix: optional(string),
     timeoutMs: positiveInt,
     maxResponseBytes: positiveInt,
+    allowPrivateRefs: optional(boolean),
+    trustedHosts: strings,
     operationIds: strings,
     tags: strings,
     pathPrefix: optional(string),
