@@ -1,17 +1,17 @@
-import { defer, map, type Observable, type Observer } from 'rxjs';
+import { defer, map, type Observable, type Observer, throwError } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
-import { Usage } from '../types/usage.js';
 import {
   admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn,
-  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, type RunInfo, stateWith, postTurnPolicies, preTurnPolicies,
+  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, type RunInfo, postTurnPolicies, preTurnPolicies,
   recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
 } from '../operators/index.js';
 import { runStage, type StageSink } from '../operators/loop-state.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import type { AnyTool } from '../types/tool.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
+import { missingPrompts } from './check-prompts.js';
 import { cachedRunStages } from './run-stages-cache.js';
 import { fallbackModels, pricingOf } from './model-chain.js';
 import { responseFormatOf } from './output-spec.js';
@@ -34,7 +34,8 @@ import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
  * Bad input fails the Observable with an AgentError before any event and before the model is
  * called: options (`InvalidConfig`, e.g. `config.toolExecution: …`), tools (`InvalidTool`: a name,
  * a duplicate, no `execute`, parameters that are not a compilable object JSON Schema) and prompts
- * (`InvalidPrompt`, naming the index and field: `prompts[2].role: unknown role "system" …`).
+ * (`InvalidPrompt`, naming the index and field: `prompts[2].role: unknown role "system" …`; no
+ * prompts at all too: a run with no new prompt is `agentLoopContinue`).
  * `prompts` may be one string (one user message); a message's content may be a string (one text
  * block, as in OpenAI's format), and a missing timestamp is filled in.
  *
@@ -43,7 +44,8 @@ import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
  *   .subscribe((e) => console.log(e.type));
  */
 export function agentLoop(prompts: readonly AgentMessage[] | string, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
-  return run(context, config, prompts);
+  // No prompts is bad input (InvalidPrompt), not a continuation: that is agentLoopContinue.
+  return prompts === undefined ? throwError(missingPrompts) : run(context, config, prompts);
 }
 
 /**
@@ -126,7 +128,7 @@ function startState(context: AgentContext, config: AgentLoopConfig, setup: RunSe
     signal: config.signal, steering: config.steering && new SteeringInbox(config.steering, config.steeringPolicy),
     followUp: config.followUp, cancelToolCalls: config.cancelToolCalls, approval: config.approval,
   };
-  return stateWith(loopState(setup.loopId, context.messages.slice(), NONE, run), { newMessages: [], sinceRequest: [], usage: Usage.empty() });
+  return loopState(setup.loopId, context.messages.slice(), NONE, run);
 }
 
 /** The run's stages: the ones the runs of this config share (see `cachedRunStages`). */
@@ -196,7 +198,7 @@ function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoop
   );
 
   return loopStages(
-    startRun({ scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }) }),
+    startRun({ fromRun: true, scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }) }),
     admitPrompts(undefined, { filters, scheduler }), // the run's prompts (none for a continuation)
     injectQueued(followUpsToContinue, { filters, scheduler }), // a continuation's queued follow-ups
     answerOpenCalls(dispatch, recordToolResults()),

@@ -22,6 +22,11 @@ export function checkPrompts(prompts: unknown, now: number): AgentMessage[] {
   return prompts.map((p, i) => checkMessage(p, `prompts[${i}]`, now));
 }
 
+/** `agentLoop` without prompts: a continuation is asked for by name (`agentLoopContinue`), never by a missing argument. */
+export function missingPrompts(): AgentError {
+  return invalid('prompts', 'expected an array of messages (or a string), got undefined: to go on from the context with no new prompt, call agentLoopContinue(context, config)');
+}
+
 function checkMessage(m: unknown, at: string, now: number): AgentMessage {
   if (m === null || typeof m !== 'object' || Array.isArray(m)) {
     const hint = typeof m === 'string' ? ' (wrap text in a message: userMessage(text), or pass one string as the whole prompt)' : '';

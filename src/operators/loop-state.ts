@@ -2,7 +2,7 @@ import { from, isObservable, Observable, of, type OperatorFunction } from 'rxjs'
 import type { AgentEvent } from '../types/events.js';
 import { type AgentMessage, type AssistantMessage, type StopReason, type ToolResultMessage } from '../types/message.js';
 import type { StreamRequest } from '../types/provider.js';
-import type { Usage } from '../types/usage.js';
+import { Usage } from '../types/usage.js';
 import type { OutputOutcome } from '../agent/output-spec.js';
 import type { ContinuationKind, TurnTrigger } from '../types/config.js';
 import type { MessageSource } from '../sources/queues.js';
@@ -39,7 +39,7 @@ export interface LoopState {
   readonly toolResults?: readonly ToolResultMessage[];
   /** A stage asked the run to end after this turn (a pre-dispatch policy said stop), and why. */
   readonly stopRequested?: string;
-  /** Every message this run added to the context, in order (what `AgentEnd` carries); kept by `withRecords`. */
+  /** Every message this run added to the context, in order (what `AgentEnd` carries); `loopState` starts it, `withRecords` keeps it (a state made by hand without it keeps none). */
   readonly newMessages?: readonly AgentMessage[];
   /** The messages added since the last request was built (what pre-turn policies see as new). */
   readonly sinceRequest?: readonly AgentMessage[];
@@ -149,17 +149,18 @@ export interface StageOutput {
 }
 
 /**
- * A fresh state: nothing pending, turn 0, not ended. Every field of `LoopState` is there (unset
- * ones `undefined`), always in the same order, so that every state a run derives from it with
- * `stateWith(state, { field })` has the same shape (what keeps each stage's reads and copies fast).
- * `run` is what the run is and is given (see {@link RunInfo}), for the stages that read it from the
- * state rather than from their options.
+ * A fresh state: nothing pending, turn 0, not ended, and the run's records started (no new
+ * messages yet, no usage), so that a loop of the exported stages ends with an `AgentEnd` that holds
+ * every message the run added. Every field of `LoopState` is there (unset ones `undefined`), always
+ * in the same order, so that every state a run derives from it with `stateWith(state, { field })`
+ * has the same shape (what keeps each stage's reads and copies fast). `run` is what the run is and
+ * is given (see {@link RunInfo}), for the stages that read it from the state rather than from their options.
  */
 export function loopState(loopId: string, messages: readonly AgentMessage[] = [], pending: readonly AgentMessage[] = [], run?: RunInfo): LoopState {
   return new StateRecord({
     loopId, messages, pending, turnIndex: 0, ended: undefined, request: undefined, partial: undefined,
-    assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined, newMessages: undefined,
-    sinceRequest: undefined, usage: undefined, lastStopReason: undefined, rejection: undefined, steeredAt: undefined,
+    assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined, newMessages: [],
+    sinceRequest: [], usage: Usage.empty(), lastStopReason: undefined, rejection: undefined, steeredAt: undefined,
     overflowRecovered: undefined, startedAt: undefined, output: undefined, run,
   });
 }

@@ -17,8 +17,9 @@ const CONTINUE: PostTurnVerdict = { action: 'continue' };
  * results. `stop` sets `stopRequested` (the policies after it are not asked); `inject` replaces the
  * assistant message, in `assistant` and in `messages`, when its tool calls are the same (ids and
  * names), else a `HookError` says it was refused and the original is kept. A policy that throws or
- * fails emits a `HookError` and counts as `continue`. A state that has ended, has no assistant
- * message, or already has a stop requested passes through.
+ * fails emits a `HookError` and counts as `continue`. Every turn that has an assistant message is
+ * asked about, one that ended the run included (an `error` or `aborted` message: `recordAssistant`
+ * set `ended`); a state with no assistant message, or with a stop already requested, passes through.
  *
  * Contract: per input state, a HookError per failed or refused policy, then the state with
  * `stopRequested` and `assistant` / `messages` as the verdicts said (new values; the input is not changed).
@@ -48,7 +49,7 @@ export function postTurnPolicies(policies: readonly PostTurnPolicy[], options: P
       return concat(of(refused), asObservable(askFrom(index + 1, state)));
     });
   };
-  return loopStage((state) => (policies.length === 0 || state.ended ? state : askFrom(0, state)));
+  return loopStage((state) => (policies.length === 0 ? state : askFrom(0, state)));
 }
 
 function signature(m: AssistantMessage): string {

@@ -8,11 +8,8 @@ import { hookError } from './ask-hook.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopState } from './loop-state.js';
 import { stateWith } from './state-with.js';
 
-export interface StartRunOptions {
-  /** Default: the state's `run.agentId` (a state without `run` then fails the stage: an AgentStart needs ids). */
-  agentId?: string;
-  /** Default: the state's `run.sessionId`. */
-  sessionId?: string;
+/** What every `startRun` is given, whichever way it gets its ids. */
+export interface StartRunCommonOptions {
   /** This and the next two default to the state's `run` (when neither the options nor `run` name one, there is none). */
   parentLoopId?: string;
   parentToolCallId?: string;
@@ -25,6 +22,26 @@ export interface StartRunOptions {
   scheduler?: SchedulerLike;
 }
 
+/** A loop of your own names its agent and session (`AgentStart` needs both). */
+export interface StartRunWithIds extends StartRunCommonOptions {
+  agentId: string;
+  sessionId: string;
+  fromRun?: false;
+}
+
+/**
+ * The ids come from each state's `run` (a state made with `loopState(loopId, history, prompts, run)`,
+ * as `agentLoop` makes): one stage serves every run. Ids given here win over the run's.
+ */
+export interface StartRunFromRun extends StartRunCommonOptions {
+  fromRun: true;
+  agentId?: string;
+  sessionId?: string;
+}
+
+/** `startRun`'s options: the ids, or `fromRun: true` to read them from the state's `run`. */
+export type StartRunOptions = StartRunWithIds | StartRunFromRun;
+
 /**
  * Opens a run: asks the `beforeLoop` hook, then emits `AgentStart` (every run's first event), then
  * the `HookError` of a hook that threw or failed (it then counts as going on). A veto (`false`)
@@ -32,9 +49,9 @@ export interface StartRunOptions {
  * A state whose run has ended passes through.
  *
  * Contract: per input state, `AgentStart` (and a HookError), then the state; or, vetoed, the
- * state with `ended: 'userStop'`. The ids come from the options, else from the state's `run`
- * (what `agentLoop` sets): one `startRun()` serves every run. Neither names an agent and a
- * session: the stage fails with an AgentError (`InvalidConfig`).
+ * state with `ended: 'userStop'`. The ids come from the options (`{ agentId, sessionId }`), else,
+ * with `fromRun: true`, from the state's `run` (what `agentLoop` sets): one `startRun({ fromRun: true })`
+ * serves every run. Neither names an agent and a session: the stage fails with an AgentError (`InvalidConfig`).
  *
  * ```
  * source:   --s-------|          (the hook throws)
@@ -45,7 +62,9 @@ export interface StartRunOptions {
  * @example
  * of(loopState('loop-1', history)).pipe(loopStages(startRun({ agentId: 'a', sessionId: 's' }), admitPrompts([userMessage('hi')]), repeatTurns(turn), endRun()));
  */
-export function startRun(options: StartRunOptions = {}): LoopStage {
+export function startRun(given: StartRunOptions): LoopStage {
+  // Called from JavaScript with nothing: the stage says what is missing when a state comes without a run.
+  const options: GivenOptions = (given as StartRunOptions | undefined) ?? {};
   const scheduler = options.scheduler ?? asyncScheduler;
   const { beforeLoop } = options;
   const opened = (state: LoopState, failure?: AgentEvent): LoopOutput[] =>
@@ -65,12 +84,15 @@ export function startRun(options: StartRunOptions = {}): LoopStage {
   });
 }
 
-function agentStart(state: LoopState, o: StartRunOptions, timestamp: number): AgentStartEvent {
+/** The options as the stage reads them: ids from either form. */
+type GivenOptions = StartRunCommonOptions & { agentId?: string; sessionId?: string };
+
+function agentStart(state: LoopState, o: GivenOptions, timestamp: number): AgentStartEvent {
   const run = state.run;
   const agentId = o.agentId ?? run?.agentId;
   const sessionId = o.sessionId ?? run?.sessionId;
   if (agentId === undefined || sessionId === undefined) {
-    throw new AgentError('InvalidConfig', `startRun: no ${agentId === undefined ? 'agentId' : 'sessionId'}: pass it in the options, or start from a state whose run names it (loopState(loopId, messages, pending, run))`);
+    throw new AgentError('InvalidConfig', `startRun: no ${agentId === undefined ? 'agentId' : 'sessionId'}: pass { agentId, sessionId } in the options, or { fromRun: true } over a state whose run names it (loopState(loopId, messages, pending, run))`);
   }
   const parentLoopId = o.parentLoopId ?? run?.parentLoopId;
   const parentToolCallId = o.parentToolCallId ?? run?.parentToolCallId;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filter, map, tap } from 'rxjs';
 import {
-  agentLoop, extensionMessage, textOf, userMessage, type AgentEvent, type AssistantMessage, type PreTurnContext,
+  agentLoop, extensionMessage, ProviderError, textOf, userMessage, type AgentEvent, type AssistantMessage, type PreTurnContext,
 } from '../../src/index.js';
 import { addTool, agentEnd, config, context, events, run } from './helpers.js';
 
@@ -64,6 +64,16 @@ describe('swink policies (spec 002)', () => {
     const all = await run([{ text: 'done' }, { text: 'never' }], [], { followUp, policies: { postTurn: [() => ({ action: 'stop', reason: 'enough' })] } });
     expect(all.filter((e) => e.type === 'TurnEnd')).toHaveLength(1);
     expect(followUp.size).toBe(1);
+  });
+
+  it('post-turn policies are asked after every turn, one that ended in error included (retry: false, an auth error)', async () => {
+    const seen: string[] = [];
+    const all = await run([{ text: 'adding', toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] }, { error: ProviderError.auth('401 invalid key') }], [addTool], {
+      retry: false,
+      policies: { postTurn: [({ message, turnIndex }) => void seen.push(`${turnIndex}:${message.stopReason}`)] },
+    });
+    expect(seen).toEqual(['0:toolUse', '1:error']);
+    expect(agentEnd(all).stopReason).toBe('error');
   });
 
   it('post-loop Inject starts another turn', async () => {

@@ -19,6 +19,8 @@ async function failure(prompts: unknown, tools: AnyTool[] = [addTool], extra: Re
 describe('prompts are validated before the model is called (issue 12)', () => {
   it.each([
     ['an object instead of an array', { role: 'user', content: 'hi' }, /^prompts: expected an array of messages \(or a string\), got object/],
+    ['no prompts (undefined): a continuation is agentLoopContinue', undefined, /^prompts: expected an array of messages \(or a string\), got undefined: .*agentLoopContinue\(context, config\)/],
+    ['null', null, /^prompts: expected an array of messages \(or a string\), got null/],
     ['an array of strings', ['hello', 'world'], /^prompts\[0\]: expected a message object, got the string "hello"/],
     ['a null entry', [userMessage('ok', 0), null], /^prompts\[1\]: expected a message object, got null/],
     ['an unknown role', [userMessage('ok', 0), { role: 'system', content: 'be nice' }], /^prompts\[1\]\.role: unknown role "system".*context\.systemPrompt/],

@@ -71,18 +71,31 @@ describe('postTurnPolicies', () => {
     });
   });
 
-  it('passes through an ended state, one with no message, and one with a stop already requested, without asking', () => {
+  it('passes through a state with no message, and one with a stop already requested, without asking', () => {
     let asked = 0;
     scheduler().run(({ cold, expectObservable }) => {
       const count: PostTurnPolicy = () => {
         asked++;
         return new Observable<never>((o) => o.complete());
       };
-      const a: LoopState = { ...turn(), ended: 'stop' };
       const b: LoopState = loopState('L');
       const c: LoopState = { ...turn(), stopRequested: 'earlier' };
-      expectObservable(cold('abc|', { a, b, c }).pipe(postTurnPolicies([count]))).toBe('abc|', { a, b, c });
+      expectObservable(cold('bc|', { b, c }).pipe(postTurnPolicies([count]))).toBe('bc|', { b, c });
     });
     expect(asked).toBe(0);
+  });
+
+  it('asks about a turn that ended the run (an error message): the state stays ended, a stop is noted', () => {
+    const failed: AssistantMessage = { ...emptyAssistant('m', 'p', 1), stopReason: 'error', errorMessage: 'auth: 401' };
+    const asked: PostTurnContext[] = [];
+    scheduler().run(({ cold, expectObservable }) => {
+      const s: LoopState = { ...loopState('L', [prompt, failed]), assistant: failed, ended: 'error' };
+      const note: PostTurnPolicy = (ctx) => {
+        asked.push(ctx);
+        return { action: 'stop', reason: 'auth failed' };
+      };
+      expectObservable(cold('s|', { s }).pipe(postTurnPolicies([note]))).toBe('n|', { n: { ...s, stopRequested: 'auth failed' } });
+    });
+    expect(asked.map((c) => c.message.stopReason)).toEqual(['error']);
   });
 });

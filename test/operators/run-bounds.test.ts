@@ -48,31 +48,40 @@ describe('startRun from the state\'s run', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const one = loopState('L1', history, [], run);
       const two = loopState('L2', history, [], { agentId: 'B', sessionId: 'T', firstTrigger: 'user' });
-      expectObservable(cold('-o----t----|', { o: one, t: two }).pipe(startRun())).toBe('-(ao)-(bt)-|', {
+      expectObservable(cold('-o----t----|', { o: one, t: two }).pipe(startRun({ fromRun: true }))).toBe('-(ao)-(bt)-|', {
         a: { type: 'AgentStart', agentId: 'A', sessionId: 'S', loopId: 'L1', parentLoopId: 'P', continuationKind: { kind: 'default' }, timestamp: 1 },
         o: one,
         b: { type: 'AgentStart', agentId: 'B', sessionId: 'T', loopId: 'L2', timestamp: 6 },
         t: two,
       });
-      expectObservable(cold('-o---|', { o: one }).pipe(startRun({ agentId: 'mine' }))).toBe('-(ao)|', {
+      expectObservable(cold('-o---|', { o: one }).pipe(startRun({ fromRun: true, agentId: 'mine' }))).toBe('-(ao)|', {
         a: { type: 'AgentStart', agentId: 'mine', sessionId: 'S', loopId: 'L1', parentLoopId: 'P', continuationKind: { kind: 'default' }, timestamp: 1 },
         o: one,
       });
     });
   });
 
+  it('options without ids do not type-check, unless they say fromRun', () => {
+    // @ts-expect-error an own loop's startRun names its agent and session
+    startRun();
+    // @ts-expect-error the session too
+    startRun({ agentId: 'A' });
+    expect(typeof startRun({ agentId: 'A', sessionId: 'S' })).toBe('function');
+    expect(typeof startRun({ fromRun: true })).toBe('function');
+  });
+
   it('a state without a run and options without ids fail the stage with an AgentError naming what is missing', () => {
     scheduler().run(({ cold, expectObservable }) => {
       const s = loopState('L', history);
-      expectObservable(cold('-s|', { s }).pipe(startRun())).toBe(
+      expectObservable(cold('-s|', { s }).pipe(startRun({ fromRun: true }))).toBe(
         '-#',
         undefined,
-        new AgentError('InvalidConfig', 'startRun: no agentId: pass it in the options, or start from a state whose run names it (loopState(loopId, messages, pending, run))'),
+        new AgentError('InvalidConfig', 'startRun: no agentId: pass { agentId, sessionId } in the options, or { fromRun: true } over a state whose run names it (loopState(loopId, messages, pending, run))'),
       );
-      expectObservable(cold('-s|', { s }).pipe(startRun({ agentId: 'A' }))).toBe(
+      expectObservable(cold('-s|', { s }).pipe(startRun({ fromRun: true, agentId: 'A' }))).toBe(
         '-#',
         undefined,
-        new AgentError('InvalidConfig', 'startRun: no sessionId: pass it in the options, or start from a state whose run names it (loopState(loopId, messages, pending, run))'),
+        new AgentError('InvalidConfig', 'startRun: no sessionId: pass { agentId, sessionId } in the options, or { fromRun: true } over a state whose run names it (loopState(loopId, messages, pending, run))'),
       );
     });
   });

@@ -21,7 +21,7 @@ describe('startTurn', () => {
         t: { type: 'TurnStart', loopId: 'L', turnIndex: 2, timestamp: 1, triggeredBy: 'continuation' },
         a: { type: 'MessageStart', loopId: 'L', message: tagged, timestamp: 1 },
         b: { type: 'MessageEnd', loopId: 'L', message: tagged, timestamp: 1 },
-        n: { type: 'LoopState', loopId: 'L', messages: [...history, tagged], pending: [], turnIndex: 2 },
+        n: { type: 'LoopState', loopId: 'L', messages: [...history, tagged], pending: [], turnIndex: 2, newMessages: [tagged], sinceRequest: [tagged], usage: s.usage },
       });
       expect(s.pending).toEqual([prompt]);
     });
@@ -55,7 +55,7 @@ describe('endTurn', () => {
       const stored = { ...answer, turnId: { loopId: 'L', turnIndex: 1 } };
       expectObservable(cold('-s---|', { s }).pipe(endTurn())).toBe('-(en)|', {
         e: { type: 'TurnEnd', loopId: 'L', turnIndex: 1, message: stored, usage: answer.usage, timestamp: 1, toolResults: [result] },
-        n: { ...s, assistant: stored, messages: [...history, stored, result], turnIndex: 2 },
+        n: { ...s, assistant: stored, messages: [...history, stored, result], newMessages: [stored, result], sinceRequest: [stored, result], turnIndex: 2 },
       });
     });
   });

@@ -81,10 +81,10 @@ describe('limitTurns', () => {
         a: { ...s, startedAt: 1 },
         b: { type: 'MessageStart', loopId: 'L', message: turns, timestamp: 5 },
         c: { type: 'MessageEnd', loopId: 'L', message: turns, timestamp: 5 },
-        d: { ...t, messages: [...history, turns], ended: 'maxTurns' },
+        d: { ...t, messages: [...history, turns], newMessages: [turns], sinceRequest: [turns], ended: 'maxTurns' },
         e: { type: 'MessageStart', loopId: 'L', message: tokens, timestamp: 10 },
         f: { type: 'MessageEnd', loopId: 'L', message: tokens, timestamp: 10 },
-        g: { ...u, messages: [...history, tokens], ended: 'guardRail' },
+        g: { ...u, messages: [...history, tokens], newMessages: [tokens], sinceRequest: [tokens], ended: 'guardRail' },
       });
     });
   });

@@ -109,7 +109,7 @@ describe('recoverOverflow', () => {
       const shown: LoopState = { ...f, partial: answer };
       const other: LoopState = { ...f, failure: { error: ProviderError.network('reset') } };
       expectObservable(cold('f-a-p-o|', { f, a: again, p: shown, o: other }).pipe(recoverOverflow(retry))).toBe('r-a-p-o|', {
-        r: { type: 'LoopState', loopId: 'L', messages: history, pending: [], turnIndex: 0, overflowRecovered: true, assistant: answer },
+        r: { type: 'LoopState', loopId: 'L', messages: history, pending: [], turnIndex: 0, newMessages: [], sinceRequest: [], usage: f.usage, overflowRecovered: true, assistant: answer },
         a: again,
         p: shown,
         o: other,
