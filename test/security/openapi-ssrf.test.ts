@@ -120,3 +120,25 @@ describe('redirects', () => {
     expect(tools[0]?.parameters).toMatchObject({ properties: { limit: { type: 'integer' } } });
   });
 });
+
+describe('a public address', () => {
+  it('passes the check, and the connection goes to the address the lookup gave, not to a second lookup', async () => {
+    // api.phi-rx.test is in no DNS: a second lookup would fail with ENOTFOUND. 198.51.100.7 (TEST-NET-2) routes
+    // nowhere, or to whatever a sandbox's proxy puts there: the load fails on connecting or on the answer, never on the check.
+    const { lookup, asked } = stubLookup({ 'api.phi-rx.test': ['198.51.100.7'] });
+    const error = await openApiToolsFromUrl('http://api.phi-rx.test/spec.yaml', { lookup, timeoutMs: 300 }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(error?.message).toMatch(/^Fetching the OpenAPI spec http:\/\/api\.phi-rx\.test\/spec\.yaml failed: /);
+    expect(error?.message).not.toMatch(/refused|ENOTFOUND|getaddrinfo|cannot resolve/);
+    expect(asked).toEqual(['api.phi-rx.test']);
+  });
+
+  it('is not followed through more than 5 redirects', async () => {
+    const hop = (n: number): string => (n === 0 ? at('specs.test', '/params.yaml') : `http://specs.test:${server.port}/redirect?to=${encodeURIComponent(hop(n - 1))}`);
+    await expect(openApiToolsFromSpec(specWithRef(`${hop(6)}#/Limit`), trusted)).rejects.toThrow('failed: more than 5 redirects');
+    const { tools } = await openApiToolsFromSpec(specWithRef(`${hop(5)}#/Limit`), trusted);
+    expect(tools.map((t) => t.name)).toEqual(['listPets']);
+  });
+});
