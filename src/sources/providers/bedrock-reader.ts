@@ -65,25 +65,44 @@ export function decodeEventStream(
 ): OperatorFunction<Uint8Array, BedrockStreamMessage> {
   return (source) =>
     new Observable<BedrockStreamMessage>((subscriber) => {
-      let pending = new Uint8Array(0);
+      // The chunks not yet cut into frames, joined only when a frame is whole: a large frame costs one copy.
+      const pending: Uint8Array[] = [];
+      let buffered = 0;
+      const take = (count: number): Uint8Array => {
+        const out = new Uint8Array(count);
+        for (let at = 0; at < count; ) {
+          const head = pending[0]!;
+          const n = Math.min(head.length, count - at);
+          out.set(head.subarray(0, n), at);
+          at += n;
+          if (n === head.length) pending.shift();
+          else pending[0] = head.subarray(n);
+        }
+        buffered -= count;
+        return out;
+      };
+      const frameLength = (): number => {
+        if (pending[0]!.length < 4) {
+          pending.unshift(take(4)); // a prelude cut across chunks: its 4 bytes joined
+          buffered += 4;
+        }
+        const head = pending[0]!;
+        return new DataView(head.buffer, head.byteOffset, 4).getUint32(0, false);
+      };
       const drain = (): void => {
-        while (pending.length >= 4) {
-          const total = new DataView(pending.buffer, pending.byteOffset, pending.byteLength).getUint32(0, false);
+        while (buffered >= 4) {
+          const total = frameLength();
           if (total < 16) throw ProviderError.other(`${provider} sent a malformed event-stream frame (length ${total})`, { provider });
-          // Refused from its prelude, before a byte of it is buffered.
+          // Refused from its prelude, before the rest of it is buffered.
           if (total > maxFrameBytes) throw eventTooLarge(provider, maxFrameBytes);
-          if (pending.length < total) return;
-          const frame = pending.slice(0, total);
-          pending = pending.subarray(total);
-          subscriber.next(decodeFrame(decoder, frame, provider, secrets));
+          if (buffered < total) return;
+          subscriber.next(decodeFrame(decoder, take(total), provider, secrets));
         }
       };
       return source.subscribe({
         next: (chunk) => {
-          const merged = new Uint8Array(pending.length + chunk.length);
-          merged.set(pending);
-          merged.set(chunk, pending.length);
-          pending = merged;
+          pending.push(chunk);
+          buffered += chunk.length;
           try {
             drain();
           } catch (error) {
@@ -92,8 +111,8 @@ export function decodeEventStream(
         },
         error: (error: unknown) => subscriber.error(error),
         complete: () => {
-          if (pending.length > 0) {
-            subscriber.error(ProviderError.network(`${provider} stream ended inside an event-stream frame (${pending.length} bytes left)`, { provider }));
+          if (buffered > 0) {
+            subscriber.error(ProviderError.network(`${provider} stream ended inside an event-stream frame (${buffered} bytes left)`, { provider }));
             return;
           }
           subscriber.complete();
