@@ -94,7 +94,9 @@ export const DEFAULT_STREAM_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
  * ```
  *
  * @example
- * fromEventStream(`/runs/${runId}/events`).pipe(transcript(), latestPerFrame()).subscribe(render);
+ * fromEventStream(`/runs/${runId}/events`, { onUnknownEvent: (e) => console.debug('newer server event', e.type) })
+ *   .pipe(transcript(), latestPerFrame())
+ *   .subscribe(render);
  */
 export function fromEventStream(source: string | URL | Response, options: FromEventStreamOptions = {}): Observable<AgentEvent> {
   return new Observable<AgentEvent>((subscriber) => {

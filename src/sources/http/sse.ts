@@ -25,7 +25,8 @@ export const SSE_INVALID_LINE = 'phi-rx:invalid-line';
  * a streaming TextDecoder, so a character split across two chunks comes out whole; CR, LF and
  * CRLF line ends and `:` comment lines are handled by the parser. When the body ends with a
  * complete line but no blank line, the last event is still delivered; a body cut inside a line
- * drops that partial line (it cannot be trusted).
+ * drops that partial line (it cannot be trusted). It holds the line and event in progress, so
+ * bound it with {@link boundedDecode} (as {@link sseStream} and every built-in provider do).
  *
  * ```
  * bytes:  --"data: {\"a\""--":1}\n\nda"--"ta: [DONE]\n\n"--|
