@@ -4,7 +4,9 @@
  * drop or insert. Compared with `agentLoop`, this loop
  * - replaces `compactContext` with its own summariser (older turns become one summary message),
  * - drops steering (no `injectQueued` stage: nothing can be queued),
- * - inserts a guard between the model call and the tools that vetoes one tool.
+ * - guards one tool in the tool stage: a call to it is answered with a result saying it was not run
+ *   (the assistant message is final at its MessageEnd, which the model call emits: a guard after
+ *   the call does not edit it, it answers the call).
  * No mutable outer variables, no write-back callbacks: what a stage learns travels in the state.
  *
  *   npx tsx examples/own-loop.ts
@@ -14,7 +16,7 @@ import { lastValueFrom, map, type Observable, of, toArray } from 'rxjs';
 import { z } from 'zod';
 import {
   buildRequest, callModel, defineTool, endTurn, isLoopState, loopStages, loopState, repeatTurns, runToolCalls, startTurn, stateWith, textOf,
-  toolCallsOf, userMessage, type AgentEvent, type AgentMessage, type LoopStage, type LoopState,
+  userMessage, type AgentEvent, type AgentMessage, type LoopStage, type LoopState, type PreDispatchPolicy,
 } from 'phi-rx';
 import { describeEvent, scriptedModel, scriptedProvider } from 'phi-rx/testing';
 
@@ -48,18 +50,9 @@ export function summariseOlderTurns(): LoopStage {
   });
 }
 
-/**
- * A guard: calls to `tool` are taken out of the assistant message before dispatch (so they never
- * run), and the model is told in a message for the next turn.
- */
-export function vetoTool(tool: string): LoopStage {
-  return map((state: LoopState) => {
-    const message = state.assistant;
-    if (!message || !toolCallsOf(message).some((c) => c.name === tool)) return state;
-    const content = message.content.filter((c) => c.type !== 'toolCall' || c.name !== tool);
-    const note = userMessage(`[${tool} is not allowed here; the call was not run.]`, message.timestamp);
-    return stateWith(state, { assistant: { ...message, content }, pending: [...state.pending, note] });
-  });
+/** A guard: a call to `tool` is not run; its result tells the model so (the UI shows the call and that result). */
+export function vetoTool(tool: string): PreDispatchPolicy {
+  return (call) => (call.name === tool ? { action: 'skip', reason: `[${tool} is not allowed here; the call was not run.]` } : undefined);
 }
 
 /** The loop: one turn is a chain of stages, repeated while there is something to answer. */
@@ -73,8 +66,7 @@ export function ownLoop(prompt: string): Observable<AgentEvent | LoopState> {
     summariseOlderTurns(),
     buildRequest({ model: scriptedModel(), systemPrompt: 'You manage notes.', tools }),
     callModel({ provider }),
-    vetoTool('delete_note'),
-    runToolCalls({ tools }),
+    runToolCalls({ tools, preDispatch: [vetoTool('delete_note')] }),
     endTurn(),
   );
   const history = [userMessage('Hi! Keep my notes tidy.', 1), userMessage('And be brief.', 2)];

@@ -13,7 +13,7 @@ export const EXPECTED: Record<string, RegExp> = {
   'mcp.ts': /echo -> Echo: hello from phi-rx/,
   'models.ts': /anthropic-messages +claude-sonnet-4-5 +context 200000, \$3 \/ \$15/,
   'model-fallback.ts': /fallback: scripted\/primary-model → backup\/backup-model \(retriesExhausted: network: HTTP 503[^\n]*\)\nbackup\/backup-model › Paris, from the backup\.\nscripted\/primary-model › The primary is back\./,
-  'own-loop.ts': /final: 3 messages, turn 2, note still there: true/,
+  'own-loop.ts': /final: 6 messages, turn 2, note still there: true/,
   'openapi.ts': /GET http:\/\/127\.0\.0\.1:\d+\/v1\/pets\?limit=1 → 200/,
   'quickstart.ts': /agent › Pack a light jacket for Paris evenings\./,
   'record-and-replay.ts': /identical sequence: true/,
