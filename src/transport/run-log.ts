@@ -92,24 +92,46 @@ export class RunLog {
    */
   framesAfter(afterId: number): Observable<LoggedFrame> {
     return defer(() => {
-      const kept = this.frames.slice(this.first);
-      const oldest = kept[0]?.id ?? this.nextId;
-      if (!Number.isInteger(afterId) || afterId < 0 || afterId > this.lastId) {
-        return throwError(() => new EventStreamError('ResumeGap', `Last-Event-ID ${afterId} is not an event of this run (its ids are 1..${this.lastId})`));
-      }
-      const rest: Observable<LoggedFrame> = this.ended ? EMPTY : this.live.asObservable();
-      if (afterId === 0 && oldest > 1) {
-        const at = this.lastEventId;
-        return concat(from(this.snapshot.frames(at)), from(kept.filter((f) => f.id > at)), rest);
-      }
-      if (afterId + 1 < oldest) {
-        return throwError(
-          () => new EventStreamError('ResumeGap', `cannot resume after event ${afterId}: events ${afterId + 1}..${oldest - 1} fell out of the replay buffer (it holds ${oldest}..${this.lastId}); reload the run`),
-        );
-      }
-      const backlog = kept.slice(afterId + 1 - oldest);
-      return concat(from(backlog), rest);
+      const start = this.startAfter(afterId);
+      if (start instanceof EventStreamError) return throwError(() => start);
+      return concat(from(start.frames), this.ended ? EMPTY : this.live.asObservable());
     });
+  }
+
+  /**
+   * Where a client starts, at once: the frames after `afterId` that are kept (or, from the start
+   * once the first frames fell out, the snapshot's frames and the kept ones after it), and the id
+   * they reach (`cursor`: go on with {@link framesSince}). An EventStreamError `ResumeGap` when it cannot.
+   */
+  startAfter(afterId: number): { frames: LoggedFrame[]; cursor: number } | EventStreamError {
+    const oldest = this.frames[this.first]?.id ?? this.nextId;
+    if (!Number.isInteger(afterId) || afterId < 0 || afterId > this.lastId) {
+      return new EventStreamError('ResumeGap', `Last-Event-ID ${afterId} is not an event of this run (its ids are 1..${this.lastId})`);
+    }
+    if (afterId === 0 && oldest > 1) {
+      const at = this.lastEventId;
+      return { frames: [...this.snapshot.frames(at), ...this.framesSince(at, Infinity)!], cursor: this.lastId };
+    }
+    const backlog = this.framesSince(afterId, Infinity);
+    if (!backlog) {
+      return new EventStreamError('ResumeGap', `cannot resume after event ${afterId}: events ${afterId + 1}..${oldest - 1} fell out of the replay buffer (it holds ${oldest}..${this.lastId}); reload the run`);
+    }
+    return { frames: backlog, cursor: this.lastId };
+  }
+
+  /** Up to `max` kept frames after `afterId` (none when it is the last); undefined when frames after it fell out of the buffer. */
+  framesSince(afterId: number, max = 256): LoggedFrame[] | undefined {
+    const oldest = this.frames[this.first]?.id ?? this.nextId;
+    if (afterId + 1 < oldest) return undefined;
+    const start = this.first + (afterId + 1 - oldest);
+    return this.frames.slice(start, start + max);
+  }
+
+  /** Calls `listener` after each frame appended and once the run is over; returns what stops it. */
+  onAppend(listener: () => void): () => void {
+    if (this.ended) return () => undefined;
+    const subscription = this.live.subscribe({ next: listener, complete: listener });
+    return () => subscription.unsubscribe();
   }
 
   /** Stops the run (unsubscribes from it) if it is still going. */

@@ -1,13 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { headerOf, readCommand, sendJson } from './http-io.js';
 import { answerPreflight, authorized, checkAuthorize, corsHeaders, decodeRunId, guardRequest, parseEventId, refusedOrigin, type AllowedOrigins, type AuthorizeOption } from './http-guard.js';
-import { SseConnection } from './sse-connection.js';
-import { asyncScheduler, map, type Observable, type SchedulerLike, type Subscription } from 'rxjs';
+import { pumpFrames } from './frame-pump.js';
+import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../../types/events.js';
 import type { RunCommand } from '../commands.js';
-import { withHeartbeats } from '../heartbeats.js';
 import { RunLog } from '../run-log.js';
-import { encodeTransportFrame, EventStreamError, HEARTBEAT_FRAME, TRANSPORT_EVENTS } from '../wire.js';
 
 /** What the command channel can do to a run; a missing one refuses that command. */
 export interface RunControls {
@@ -38,8 +36,6 @@ export interface EventStreamHubOptions {
   authorize: AuthorizeOption;
   /** Pages of other origins that may call (CORS); by default only same-origin pages (`Origin` matching `Host`), others get 403. */
   allowedOrigins?: AllowedOrigins;
-  /** A client whose unsent bytes pass this is disconnected (it resumes by `Last-Event-ID`); default 4 MiB. */
-  maxUnsentBytes?: number;
   /** Event streams open at once per run (default 64) and in all (default 1024); past them, 503. */
   maxConnectionsPerRun?: number;
   maxConnections?: number;
@@ -68,8 +64,8 @@ interface HostedRun {
 }
 
 interface Connection {
-  subscription?: Subscription;
-  readonly stream: SseConnection;
+  readonly res: ServerResponse;
+  stop(): void;
 }
 
 /** A command body's limit: past it, 413. */
@@ -81,8 +77,9 @@ export const MAX_COMMAND_BYTES = 64 * 1024;
  * into a bounded replay buffer ({@link RunLog}); every client gets its events from the start
  * (from a snapshot once the buffer rolled over), or — reconnecting with `Last-Event-ID` — exactly
  * those after that id; an id that fell out of the buffer gets a `phi-rx:error` frame
- * (`ResumeGap`) and the response ends. Idle connections get heartbeat comments; a client that
- * does not read is disconnected once `maxUnsentBytes` wait for it. `POST {base}/{id}/commands`
+ * (`ResumeGap`) and the response ends. Idle connections get heartbeat comments. Frames are pulled
+ * from the buffer as each client's socket drains, so a client that does not read holds only its
+ * socket's buffer in the server, whatever the size of the run. `POST {base}/{id}/commands`
  * (`application/json`) with `{ type: 'steer' | 'followUp', text }`,
  * `{ type: 'approve', toolCallId, approved, args?, reason? }`, `{ type: 'cancelToolCall', toolCallId, reason? }`
  * or `{ type: 'abort' }` reaches the run's controls. Every request is asked of `authorize` first;
@@ -155,8 +152,8 @@ export class EventStreamHub {
   /** Ends every open connection and stops every run still going. */
   close(): void {
     for (const connection of this.connections) {
-      connection.subscription?.unsubscribe();
-      connection.stream.end();
+      connection.stop();
+      connection.res.end();
     }
     this.connections.clear();
     for (const id of [...this.runs.keys()]) this.remove(id);
@@ -194,34 +191,16 @@ export class EventStreamHub {
       'x-accel-buffering': 'no',
       ...corsHeaders(req, this.options.allowedOrigins),
     });
-    const connection: Connection = { stream: new SseConnection(res, this.options.maxUnsentBytes ?? 4 * 1024 * 1024, () => drop()) };
-    let dropped = false;
-    const drop = () => {
-      if (dropped) return;
-      dropped = true;
-      connection.subscription?.unsubscribe();
-      this.connections.delete(connection);
-      run.connections--;
-    };
+    res.write(`retry: ${this.options.retryMs ?? 500}\n\n`);
+    const connection: Connection = { res, stop: () => undefined };
     this.connections.add(connection);
     run.connections++;
-    res.once('close', drop);
-    connection.stream.write(`retry: ${this.options.retryMs ?? 500}\n\n`);
-    connection.subscription = run.log
-      .framesAfter(afterId)
-      .pipe(
-        map((frame) => frame.text),
-        withHeartbeats(this.options.heartbeatMs ?? 15_000, HEARTBEAT_FRAME, this.options.scheduler ?? asyncScheduler),
-      )
-      .subscribe({
-        next: (text) => connection.stream.write(text),
-        error: (error: unknown) => {
-          const code = error instanceof EventStreamError ? error.code : 'RunFailed';
-          connection.stream.end(encodeTransportFrame(TRANSPORT_EVENTS.error, { code, message: error instanceof Error ? error.message : String(error) }));
-        },
-        complete: () => connection.stream.end(),
-      });
-    if (dropped) connection.subscription.unsubscribe();
+    res.once('close', () => {
+      connection.stop();
+      this.connections.delete(connection);
+      run.connections--;
+    });
+    connection.stop = pumpFrames(run.log, afterId, res, { heartbeatMs: this.options.heartbeatMs ?? 15_000, scheduler: this.options.scheduler ?? asyncScheduler });
   }
 
   private async serveCommand(req: IncomingMessage, res: ServerResponse, runId: string, run: HostedRun): Promise<void> {
