@@ -18,7 +18,7 @@ import { safeToolName, uniqueToolName } from '../tools/tool-name.js';
 import { loadOptionalPeer } from '../sources/optional-peer.js';
 import { refResolver } from './ref-resolver.js';
 import type { SpecOrigin } from './ref-resolver.js';
-import { SpecFetcher } from './spec-fetch.js';
+import { SpecFetchError, SpecFetcher } from './spec-fetch.js';
 
 /** Providers reject longer tool descriptions (OpenAI: 1024 characters). */
 const MAX_DESCRIPTION = 1024;
@@ -161,6 +161,7 @@ async function buildTools(
 
   const { operations, warnings } = listOperations(doc, filter);
   const baseUrl = operations.length > 0 ? resolveBaseUrl(doc, settings, source) : (tryBaseUrl(doc, settings, source) ?? '');
+  if (operations.length > 0) await checkSpecServer(baseUrl, source, settings, fetcher);
   const taken = new Set<string>();
   const tools = operations.map((op) => {
     const wanted = safeToolName(op.operationId, settings.namePrefix);
@@ -172,6 +173,20 @@ async function buildTools(
     return operationTool(op, name, baseUrl, settings, schemaDraft(doc), source.label);
   });
   return { tools, warnings, baseUrl, title: doc.info?.title, version: doc.info?.version, settings };
+}
+
+/**
+ * A spec fetched from a URL may not point its tools at an internal endpoint: its server (when
+ * config.baseUrl does not replace it) is checked as its `$ref`s are, once, at load time.
+ */
+async function checkSpecServer(baseUrl: string, source: Source, settings: OpenApiSettings, fetcher: SpecFetcher): Promise<void> {
+  if (source.origin.kind !== 'url' || settings.baseUrlOverride !== undefined) return;
+  try {
+    await fetcher.check(new URL(baseUrl), `the server ${baseUrl}`);
+  } catch (error) {
+    const why = error instanceof SpecFetchError ? error.reason : errorMessage(error);
+    throw new OpenApiError(source.label, `The server ${settings.redact(baseUrl)} of the OpenAPI spec ${source.label} is ${why}; or set config.baseUrl`, { cause: error });
+  }
 }
 
 /** Without `paths` there is nothing to make tools of (the parser's own message would be "[object Object] is not valid"). */

@@ -18,6 +18,14 @@ const RANGES = 'loopback, private-network, link-local, unique-local and shared (
 /** A spec document could not be fetched, or was refused; the message names the URL (redacted). */
 export class SpecFetchError extends Error {
   override readonly name = 'SpecFetchError';
+  constructor(
+    message: string,
+    /** Why, without the URL: `refused: 10.0.0.1 is a private-network address; …`. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 type PinnedLookup = (hostname: string, options: LookupOptions, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => void;
@@ -67,6 +75,11 @@ export class SpecFetcher {
     }
   }
 
+  /** Checks `url` as a fetch would (scheme, addresses) without fetching it: a SpecFetchError when refused. */
+  async check(url: URL, what: string): Promise<void> {
+    if (!this.trusts(url, what)) await this.addressesOf(url, what);
+  }
+
   /** Closes the connections this load opened. */
   async close(): Promise<void> {
     await this.agent?.close();
@@ -77,23 +90,34 @@ export class SpecFetcher {
    * (`allowPrivateRefs`, `trustedHosts`) goes through `config.dispatcher` when there is one.
    */
   private async dispatcherFor(url: URL, what: string): Promise<Dispatcher | undefined> {
+    const trusted = this.trusts(url, what);
+    if (trusted && this.settings.dispatcher) return this.settings.dispatcher;
+    const addresses = await this.addressesOf(url, what, trusted);
+    if (addresses) this.checked.set(url.hostname.toLowerCase(), addresses);
+    this.agent ??= new Agent({ connect: { lookup: this.pinnedLookup } });
+    return this.agent;
+  }
+
+  /** Whether `url`'s host skips the address check; only http(s) URLs are fetched at all. */
+  private trusts(url: URL, what: string): boolean {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw this.error(what, url, `only http and https URLs are fetched, not ${url.protocol}`);
     }
-    const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-    const trusted = this.settings.allowPrivateRefs || this.settings.trustedHosts.includes(host);
-    if (trusted && this.settings.dispatcher) return this.settings.dispatcher;
+    return this.settings.allowPrivateRefs || this.settings.trustedHosts.includes(bareHost(url));
+  }
+
+  /** The addresses of a named host, each checked unless `trusted`; an IP literal is checked as it is (no lookup). */
+  private async addressesOf(url: URL, what: string, trusted = false): Promise<LookupAddress[] | undefined> {
+    const host = bareHost(url);
     if (isIPv4(host) || url.hostname.startsWith('[')) {
       const kind = addressClass(host);
       if (kind && !trusted) throw this.refused(what, url, `${host} is a ${kind} address`);
-    } else {
-      const addresses = await this.resolve(host, what, url);
-      const bad = trusted ? undefined : addresses.find((a) => addressClass(a.address) !== undefined);
-      if (bad) throw this.refused(what, url, `${host} resolves to ${bad.address}, a ${addressClass(bad.address)} address`);
-      this.checked.set(host, addresses);
+      return undefined;
     }
-    this.agent ??= new Agent({ connect: { lookup: this.pinnedLookup } });
-    return this.agent;
+    const addresses = await this.resolve(host, what, url);
+    const bad = trusted ? undefined : addresses.find((a) => addressClass(a.address) !== undefined);
+    if (bad) throw this.refused(what, url, `${host} resolves to ${bad.address}, a ${addressClass(bad.address)} address`);
+    return addresses;
   }
 
   private async resolve(host: string, what: string, url: URL): Promise<LookupAddress[]> {
@@ -129,8 +153,13 @@ export class SpecFetcher {
   /** `url` is the hop that failed; named when a redirect led there. */
   private error(what: string, url: URL, why: string, cause?: unknown): SpecFetchError {
     const hop = what.includes(url.href) ? '' : ` (redirected to ${url.href})`;
-    return new SpecFetchError(this.settings.redact(`Fetching ${what}${hop} failed: ${why}`), { cause });
+    return new SpecFetchError(this.settings.redact(`Fetching ${what}${hop} failed: ${why}`), this.settings.redact(why), { cause });
   }
+}
+
+/** The host of a URL in lower case, without the brackets of an IPv6 literal. */
+function bareHost(url: URL): string {
+  return url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
 }
 
 async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, tooLarge: () => Error): Promise<string> {

@@ -39,11 +39,11 @@ export async function startSpecServer(files: Record<string, string>): Promise<Sp
   };
 }
 
-/** A spec whose one parameter is the `$ref` given. */
-export function specWithRef(ref: string): string {
+/** A spec whose one parameter is the `$ref` given, and whose tools call `server`. */
+export function specWithRef(ref: string, server = 'http://127.0.0.1:9/v1'): string {
   return `openapi: 3.0.3
 info: { title: Split spec, version: '1' }
-servers: [{ url: 'http://127.0.0.1:9/v1' }]
+servers: [{ url: '${server}' }]
 paths:
   /pets:
     get:

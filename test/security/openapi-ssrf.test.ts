@@ -29,7 +29,11 @@ const trusted = { lookup: dns.lookup, trustedHosts: ['specs.test'] };
 const at = (host: string, path: string) => `http://${host}:${server.port}${path}`;
 
 beforeAll(async () => {
-  server = await startSpecServer({ '/spec.yaml': specWithRef('params.yaml#/Limit'), '/params.yaml': PARAMS });
+  server = await startSpecServer({
+    '/spec.yaml': specWithRef('params.yaml#/Limit', 'http://specs.test:9/v1'),
+    '/params.yaml': PARAMS,
+    '/metadata.yaml': specWithRef('params.yaml#/Limit', 'http://169.254.169.254/latest'),
+  });
 });
 afterAll(() => server.close());
 
@@ -140,5 +144,18 @@ describe('a public address', () => {
     await expect(openApiToolsFromSpec(specWithRef(`${hop(6)}#/Limit`), trusted)).rejects.toThrow('failed: more than 5 redirects');
     const { tools } = await openApiToolsFromSpec(specWithRef(`${hop(5)}#/Limit`), trusted);
     expect(tools.map((t) => t.name)).toEqual(['listPets']);
+  });
+});
+
+describe("a fetched spec's server", () => {
+  it('may not point the tools at an internal endpoint', async () => {
+    await expect(openApiToolsFromUrl(at('specs.test', '/metadata.yaml'), trusted)).rejects.toThrow(
+      `The server http://169.254.169.254/latest of the OpenAPI spec http://specs.test:${server.port}/metadata.yaml is refused: 169.254.169.254 is a link-local address;`,
+    );
+  });
+
+  it('is replaced by config.baseUrl, which is yours and not checked', async () => {
+    const { baseUrl } = await openApiToolsFromUrl(at('specs.test', '/metadata.yaml'), { ...trusted, baseUrl: 'http://127.0.0.1:9/v1' });
+    expect(baseUrl).toBe('http://127.0.0.1:9/v1');
   });
 });
