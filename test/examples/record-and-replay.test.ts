@@ -53,8 +53,9 @@ describe('record and replay', () => {
     const recorder = new SessionRecorder();
     await new Promise<void>((resolve) => travelRun(originalProvider()).pipe(recordSession(recorder)).subscribe({ complete: resolve }));
     recorder.flush();
-    const session = recorder.drainCompleted()[0]!;
-    // Tamper with the recording: the first answer asks for a different city than the replayed tool will see.
+    // Tamper with a copy of the recording (what the run emitted is frozen under PHI_RX_FREEZE): the first
+    // answer asks for a different city than the replayed tool will see.
+    const session = structuredClone(recorder.drainCompleted()[0]!);
     const firstUser = session.loops[0]!.messages[0]!;
     (firstUser as { content: { text: string }[] }).content[0]!.text = 'Compare Paris and Rome.';
     const events: AgentEvent[] = [];
