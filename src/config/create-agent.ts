@@ -54,12 +54,14 @@ export async function createAgentFromConfig(file: string, options: CreateAgentOp
     if (entry.provider === 'scripted') throw loaded.errorAt(['fallbackModels', i, 'provider'], '"scripted" cannot be a fallback (its provider is the one passed in code)');
     return modelOf(entry);
   });
+  // The values read from ${ENV} are redacted from every model error, wherever a provider put them.
+  const registry: Provider = (request, callOptions) => defaultProviderRegistry().resolve(request.model)(request, callOptions);
+  const redacted = (provider: Provider): Provider => redactingProvider(provider, loaded.secrets);
   const agent = new BasicAgent({
     ...options.agent,
     model,
-    ...(fallbacks.length > 0 ? { models: [model, ...fallbacks] } : {}),
-    // The values read from ${ENV} are redacted from every model error, wherever a provider put them.
-    provider: redactingProvider(options.provider ?? options.agent?.provider ?? ((request, callOptions) => defaultProviderRegistry().resolve(request.model)(request, callOptions)), loaded.secrets),
+    ...(fallbacks.length > 0 ? { models: [model, ...fallbacks.map((fallback) => ({ model: fallback, provider: redacted(registry) }))] } : {}),
+    provider: redacted(options.provider ?? options.agent?.provider ?? registry),
     ...(config.systemPrompt !== undefined ? { systemPrompt: config.systemPrompt } : {}),
     tools,
     ...loopOptions(config),

@@ -24,9 +24,10 @@ const SECRETS = {
   header: 'gw-planted-HEADER-9876543210fedcba',
   envHeader: 'env-planted-TOKEN-13579bdf02468ace',
   envPath: 'env-planted-PATH-a1b2c3d4e5f6',
+  envFallbackPath: 'env-planted-FALLBACK-f6e5d4c3b2a1',
 };
 const planted = Object.values(SECRETS);
-const env = { PLANTED_KEY: SECRETS.apiKey, PLANTED_TOKEN: SECRETS.envHeader, PLANTED_PATH: SECRETS.envPath };
+const env = { PLANTED_KEY: SECRETS.apiKey, PLANTED_TOKEN: SECRETS.envHeader, PLANTED_PATH: SECRETS.envPath, PLANTED_FALLBACK: SECRETS.envFallbackPath };
 
 /** What a text reveals: each planted secret it contains. */
 const leaks = (text: string): string[] => planted.filter((secret) => text.includes(secret));
@@ -34,13 +35,13 @@ const leaks = (text: string): string[] => planted.filter((secret) => text.includ
 let server: Server;
 let url: string;
 let dir: string;
-let seen = 0;
 
 beforeAll(async () => {
-  // Each run's first POST gets a 500 (retried), the second a 400; both echo the request line and headers.
+  // The model gets 500s (retried, then the fallback model takes over), the fallback model a 400; each echoes the
+  // request line and headers.
   server = createServer((req, res) => {
     const echo = `you sent ${req.method} ${req.url} with headers ${JSON.stringify(req.headers)}`;
-    const status = req.method !== 'POST' ? 400 : seen++ % 2 === 0 ? 500 : 400;
+    const status = req.method === 'POST' && !req.url?.includes('/fallback/') ? 500 : 400;
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ error: { type: 'invalid_request_error', message: echo } }));
   });
@@ -51,6 +52,7 @@ beforeAll(async () => {
     path.join(dir, 'agent.json'),
     JSON.stringify({
       model: { provider: 'anthropic', id: 'claude-sonnet-4-5', apiKey: '${PLANTED_KEY}', baseUrl: `${url}/\${PLANTED_PATH}`, headers: { 'x-gateway-key': SECRETS.header, 'x-env-token': '${PLANTED_TOKEN}' } },
+      fallbackModels: [{ provider: 'openai', id: 'gpt-4o-mini', apiKey: '${PLANTED_KEY}', baseUrl: `${url}/fallback/\${PLANTED_FALLBACK}` }],
       retry: { maxRetries: 1, initialDelayMs: 1, maxDelayMs: 1, backoffMultiplier: 1, jitter: 0 },
     }),
   );
@@ -64,6 +66,9 @@ describe('secrets planted in the key, a header and ${ENV}', () => {
   it('the endpoint really echoes them (the test would see a leak)', async () => {
     const response = await fetch(`${url}/${SECRETS.envPath}`, { headers: { 'x-api-key': SECRETS.apiKey } });
     expect(leaks(await response.text())).toEqual([SECRETS.apiKey, SECRETS.envPath]);
+    const fallback = await fetch(`${url}/fallback/${SECRETS.envFallbackPath}`, { method: 'POST' });
+    expect(fallback.status).toBe(400);
+    expect(leaks(await fallback.text())).toEqual([SECRETS.envFallbackPath]);
   });
 
   it('appear in no event, AgentEnd, saved session or otel span of a config-built agent', async () => {
@@ -83,6 +88,7 @@ describe('secrets planted in the key, a header and ${ENV}', () => {
     const end = events.at(-1);
     expect(end?.type).toBe('AgentEnd');
     expect(events.some((e) => e.type === 'RetryScheduled')).toBe(true);
+    expect(events.some((e) => e.type === 'ModelFallback')).toBe(true);
     expect(JSON.stringify(end)).toContain('[REDACTED]'); // the echo came back, redacted
     expect(leaks(JSON.stringify(events))).toEqual([]);
     expect(leaks(JSON.stringify(fromEvents$))).toEqual([]);
