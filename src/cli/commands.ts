@@ -13,6 +13,7 @@ import type { ModelConfig, Provider } from '../types/provider.js';
 import { countWordsTool, demoProvider, scriptFromFile } from './demo.js';
 import { interruptHandler } from './interrupt.js';
 import { TerminalRenderer, type Output } from './render.js';
+import { terminalSafe } from './terminal-safe.js';
 
 export interface Io {
   stdout: Output & { isTTY?: boolean };
@@ -151,9 +152,6 @@ async function readSessionFile(file: string): Promise<Session> {
   return parsed.data;
 }
 
-/** An error message quoting a file's bytes, with its control characters shown as escapes. */
-const withoutControls = (text: string): string => text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-
 /** `phi-rx sessions`: the stored sessions, most recent first; a corrupt file is named on stderr and skipped. */
 export async function sessionsCommand(dir: string, io: Io): Promise<number> {
   const store = new FileSessionStore(dir);
@@ -168,7 +166,7 @@ export async function sessionsCommand(dir: string, io: Io): Promise<number> {
       sessions.push(await store.load(id));
     } catch (e) {
       // A corrupt file is named and skipped, the rest still listed; one deleted since listed is skipped.
-      if (isSessionStoreError(e, 'SessionCorrupt')) io.stderr.write(`warning: skipped a corrupt session: ${withoutControls(e.message)}\n`);
+      if (isSessionStoreError(e, 'SessionCorrupt')) io.stderr.write(`warning: skipped a corrupt session: ${terminalSafe(e.message)}\n`);
       else if (!isSessionStoreError(e, 'SessionNotFound')) throw e;
     }
   }
