@@ -16,7 +16,7 @@ const transfer = defineTool({
   description: 'Transfers money to an account',
   parameters: z.object({ to: z.string(), amount: z.number().positive() }),
   // Small amounts go through; anything over 100 waits for a person.
-  needsApproval: (args) => typeof args.amount !== 'number' || args.amount > 100,
+  needsApproval: ({ amount }) => amount > 100,
   // The person deciding may change the arguments (off by default: an approval runs what the model asked).
   allowEdits: true,
   execute: ({ to, amount }) => `sent ${amount} EUR to ${to}`,

@@ -97,11 +97,16 @@ export function requestApproval(options: RequestApprovalOptions): OperatorFuncti
   return mergeMap((call) => awaitDecision(call, options, now));
 }
 
-/** Whether a call must wait: the tool's `needsApproval`, then the config's `needs`. A predicate that throws says yes. */
-export function needsApproval(call: ToolCall, tool: AnyTool | undefined, config: ToolApprovalConfig | undefined, onError: (e: unknown) => void): boolean {
+/**
+ * Whether a call must wait: the tool's `needsApproval` (a predicate gets `args`, the arguments as the
+ * tool's schema gave them back; the call's own by default), then the config's `needs`. A predicate that throws says yes.
+ */
+export function needsApproval(
+  call: ToolCall, tool: AnyTool | undefined, config: ToolApprovalConfig | undefined, onError: (e: unknown) => void, args: unknown = call.arguments,
+): boolean {
   try {
     const own = tool?.needsApproval;
-    if (own === true || (typeof own === 'function' && own(call.arguments, call))) return true;
+    if (own === true || (typeof own === 'function' && own(args, call))) return true;
     return config?.needs?.(call, tool) === true;
   } catch (e) {
     onError(e);
@@ -219,19 +224,20 @@ export function deniedText(toolName: string, reason: string | undefined): string
 /**
  * Dispatch's approval step for one call: `undefined` when the call needs no approval, else the
  * request, the answer, and then `run` with the approved arguments or `end` with the error text
- * the model reads (denied, aborted, cancelled). A `needsApproval` predicate that throws is
- * reported as HookError and the call waits for approval.
+ * the model reads (denied, aborted, cancelled). A `needsApproval` predicate gets `validArgs` (the
+ * arguments as validated); one that throws is reported as HookError and the call waits for approval.
  */
 export function approvalGate(
   call: ToolCall,
   tool: AnyTool | undefined,
   options: RequestApprovalOptions,
   next: { run(args: Record<string, unknown>): Observable<AgentEvent>; end(text: string): Observable<AgentEvent> },
+  validArgs: unknown = call.arguments,
 ): Observable<AgentEvent> | undefined {
   const now = options.now ?? (() => (options.scheduler ?? asyncScheduler).now());
   const errors: AgentEvent[] = [];
   const onError = (e: unknown) => errors.push({ type: 'HookError', loopId: options.loopId, hook: 'needsApproval', message: errorMessage(e), timestamp: now() });
-  if (!needsApproval(call, tool, options, onError)) return undefined;
+  if (!needsApproval(call, tool, options, onError, validArgs)) return undefined;
   return concat(
     from(errors),
     of(call).pipe(

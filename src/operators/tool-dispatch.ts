@@ -258,7 +258,7 @@ export class Dispatch {
       const gate$ = approvalGate({ ...call, arguments: args }, tool, {
         ...this.o.approval, loopId: this.o.loopId, now: this.now, ...(this.o.signal ? { signal: this.o.signal } : {}),
         ...(cancels ? { cancelOf: (id: string) => cancels.of(id) } : {}),
-      }, { run: (approvedArgs) => this.dispatch(call, approvedArgs, true), end: (text) => this.immediate(call, text, true) });
+      }, { run: (approvedArgs) => this.dispatch(call, approvedArgs, true), end: (text) => this.immediate(call, text, true) }, validArgs);
       if (gate$) return gate$;
     }
     const before = this.o.hooks?.beforeToolExecution;

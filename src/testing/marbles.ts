@@ -67,8 +67,12 @@ export function describeEvent(e: AgentEvent): string {
  * framework, in Node or a browser.
  *
  * @example
- * agentTestScheduler().run(({ expectObservable }) => {
- *   expectObservable(agentLoop(prompts, ctx, { model, provider, scheduler: ??? }).pipe(eventLetters())).toBe('(ATMmMuumtZ|)');
+ * const scheduler = agentTestScheduler();
+ * scheduler.run(({ expectObservable }) => {
+ *   const provider = scriptedProvider([{ text: 'Hi there' }]); // two deltas of four characters
+ *   const context = { systemPrompt: 'Be brief.', messages: [], tools: [] };
+ *   // The loop runs on the test scheduler: the whole run happens in virtual frame 0.
+ *   expectObservable(agentLoop('hi', context, { model: scriptedModel(), provider, scheduler }).pipe(eventLetters())).toBe('(ATMmMuumtZ|)');
  * });
  */
 export function agentTestScheduler(): TestScheduler {

@@ -1,4 +1,4 @@
-import type { ArgsValidation, JsonSchema, Tool, ToolContext, ToolExecution } from '../types/tool.js';
+import type { ApprovalPredicate, ArgsValidation, JsonSchema, Tool, ToolContext, ToolExecution } from '../types/tool.js';
 import { AgentError } from '../types/errors.js';
 import { formatPath } from '../types/json-check.js';
 import { TOOL_NAME_PATTERN } from './tool-name.js';
@@ -26,8 +26,8 @@ export interface ToolSpec<S> {
   jsonSchema?: JsonSchema;
   execute(args: ArgsOf<S>, ctx: ToolContext): ToolExecution;
   timeoutMs?: number;
-  /** Calls wait for approval before `execute`: always, or when the predicate over the raw arguments says so. */
-  needsApproval?: Tool['needsApproval'];
+  /** Calls wait for approval before `execute`: always, or when the predicate over the arguments (typed as `execute`'s) says so. */
+  needsApproval?: boolean | ApprovalPredicate<ArgsOf<S>>;
   /** An approval may run the call with edited arguments (off by default): see Tool's `allowEdits`. */
   allowEdits?: boolean;
 }

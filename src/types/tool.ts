@@ -67,9 +67,10 @@ export interface Tool<A = Record<string, unknown>> {
   /**
    * Calls wait for approval before `execute` (a ToolApprovalRequested event; the answer comes from
    * `agent.approve()` or the loop's `approval` config): `true` for every call, or a predicate over
-   * the call's raw arguments. A predicate that throws counts as `true` (reported as HookError).
+   * the call's arguments as `execute` gets them (validated by the tool's schema). A predicate that
+   * throws counts as `true` (reported as HookError).
    */
-  needsApproval?: boolean | ((args: Record<string, unknown>, call: ToolCall) => boolean);
+  needsApproval?: boolean | ApprovalPredicate<A>;
   /**
    * Whether an approval may run this tool with other arguments than the model's (`approve(id,
    * { approved: true, args })`); off by default (or the approval config's `allowEdits`). Edited
@@ -77,6 +78,13 @@ export interface Tool<A = Record<string, unknown>> {
    */
   allowEdits?: boolean;
 }
+
+/**
+ * Whether a call must wait for approval, from its arguments as the tool's schema gave them back
+ * (what `execute` gets) and the call itself. Typed as a method's parameter (bivariant), so that
+ * every `Tool<A>` still fits `AnyTool`.
+ */
+export type ApprovalPredicate<A> = { check(args: A, call: ToolCall): boolean }['check'];
 
 /**
  * Any tool, whatever its argument type. `execute` is a method, so its parameter is bivariant and

@@ -102,12 +102,30 @@ describe('tool approval in agentLoop', () => {
   });
 
   it('a needsApproval predicate sees the arguments; one that throws is reported and asks anyway', async () => {
-    const picky = defineTool({ ...{ name: 'pay', description: 'pays', parameters: z.object({ amount: z.number() }) }, needsApproval: (args) => (args.amount as number) > 10, execute: () => 'paid' });
+    const picky = defineTool({ ...{ name: 'pay', description: 'pays', parameters: z.object({ amount: z.number() }) }, needsApproval: (args) => args.amount > 10, execute: () => 'paid' });
     const thrower = defineTool({ name: 'odd', description: 'odd', parameters: z.object({}), needsApproval: () => { throw new Error('predicate broke'); }, execute: () => 'ran' });
     const script = [{ toolCalls: [{ name: 'pay', arguments: { amount: 5 }, id: 'small' }, { name: 'pay', arguments: { amount: 50 }, id: 'big' }, { name: 'odd', arguments: {}, id: 'o' }] }, { text: 'ok' }];
     const all = await events(agentLoop([userMessage('go', 0)], context([picky, thrower]), config(script, { approval: { decide: () => ({ approved: true }) } })));
     expect(all.filter((e) => e.type === 'ToolApprovalRequested').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual(['big', 'o']);
     expect(all.find((e) => e.type === 'HookError')).toMatchObject({ hook: 'needsApproval', message: 'predicate broke' });
+  });
+
+  it('a needsApproval predicate gets the arguments as the schema gives them back, typed as execute\'s', async () => {
+    const seen: unknown[] = [];
+    const priced = defineTool({
+      name: 'pay', description: 'pays', parameters: z.object({ amount: z.coerce.number(), note: z.string().default('none') }),
+      needsApproval: ({ amount, note }, call) => {
+        seen.push({ amount, note, id: call.id });
+        return amount > 10;
+      },
+      execute: ({ amount }) => `paid ${amount.toFixed(2)}`,
+    });
+    // @ts-expect-error the predicate's arguments are the schema's: no such field
+    defineTool({ name: 'x', description: 'x', parameters: z.object({ amount: z.number() }), needsApproval: (args) => args.nope === 1, execute: () => 'x' });
+    const script = [{ toolCalls: [{ name: 'pay', arguments: { amount: '5' }, id: 'small' }, { name: 'pay', arguments: { amount: '50' }, id: 'big' }] }, { text: 'ok' }];
+    const all = await events(agentLoop([userMessage('go', 0)], context([priced]), config(script, { approval: { decide: () => ({ approved: true }) } })));
+    expect(seen).toEqual([{ amount: 5, note: 'none', id: 'small' }, { amount: 50, note: 'none', id: 'big' }]);
+    expect(all.filter((e) => e.type === 'ToolApprovalRequested').map((e) => (e as { toolCallId: string }).toolCallId)).toEqual(['big']);
   });
 
   it('a decide function that throws denies the call and reports a HookError', async () => {
