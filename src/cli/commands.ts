@@ -13,7 +13,7 @@ import type { ModelConfig, Provider } from '../types/provider.js';
 import { countWordsTool, demoProvider, scriptFromFile } from './demo.js';
 import { interruptHandler } from './interrupt.js';
 import { TerminalRenderer, type Output } from './render.js';
-import { terminalSafe } from './terminal-safe.js';
+import { jsonLine, terminalSafe } from './terminal-safe.js';
 
 export interface Io {
   stdout: Output & { isTTY?: boolean };
@@ -55,14 +55,14 @@ export async function runCommand(flags: RunFlags, io: Io): Promise<number> {
         recordSession(recorder),
         tap((e: AgentEvent) => {
           if (e.type === 'AgentEnd') end = e;
-          if (flags.json) io.stdout.write(`${JSON.stringify(e)}\n`);
+          if (flags.json) io.stdout.write(`${jsonLine(e)}\n`);
           else renderer.event(e);
         }),
       ),
       { defaultValue: undefined },
     );
   } catch (e) {
-    io.stderr.write(`phi-rx: the run failed: ${(e as Error).message}\n`);
+    io.stderr.write(`phi-rx: the run failed: ${terminalSafe((e as Error).message)}\n`);
   } finally {
     renderer.close();
     await setup.close();
@@ -124,11 +124,11 @@ export async function replayCommand(file: string, json: boolean, io: Io): Promis
   const renderer = new TerminalRenderer(io.stdout, { tty: Boolean(io.stdout.isTTY) && !json });
   let last: AgentEndEvent | undefined;
   for (const loop of session.loops) {
-    if (!json) io.stdout.write(`── loop ${loop.loopId}${loop.parentLoopId ? ` (from ${loop.parentLoopId})` : ''}\n`);
+    if (!json) io.stdout.write(terminalSafe(`── loop ${loop.loopId}${loop.parentLoopId ? ` (from ${loop.parentLoopId})` : ''}`) + '\n');
     for (const event of loop.events) {
-      if (json) io.stdout.write(`${JSON.stringify(event)}\n`);
+      if (json) io.stdout.write(`${jsonLine(event)}\n`);
       else if (event.type !== 'MessageUpdate') {
-        if (event.type === 'MessageStart' && event.message.role === 'user') io.stdout.write(`> ${textOf(event.message)}\n`);
+        if (event.type === 'MessageStart' && event.message.role === 'user') io.stdout.write(`> ${terminalSafe(textOf(event.message))}\n`);
         renderer.event(event);
       }
       if (event.type === 'AgentEnd') last = event;
@@ -175,7 +175,7 @@ export async function sessionsCommand(dir: string, io: Io): Promise<number> {
     const first = s.loops[0]?.messages.find((m) => m.role === 'user');
     const prompt = first && first.role === 'user' ? textOf(first).replace(/\s+/g, ' ') : '';
     const stop = s.loops.at(-1)?.stopReason ?? s.loops.at(-1)?.status ?? '';
-    io.stdout.write(`${s.sessionId}  ${new Date(s.lastActiveAt).toISOString()}  ${s.loops.length} loop${s.loops.length === 1 ? '' : 's'}  ${stop}  ${prompt.length > 50 ? `${prompt.slice(0, 47)}...` : prompt}\n`);
+    io.stdout.write(`${terminalSafe(`${s.sessionId}  ${new Date(s.lastActiveAt).toISOString()}  ${s.loops.length} loop${s.loops.length === 1 ? '' : 's'}  ${stop}  ${prompt.length > 50 ? `${prompt.slice(0, 47)}...` : prompt}`)}\n`);
   }
   io.stdout.write(`${sessions.length} session${sessions.length === 1 ? '' : 's'} in ${dir}\n`);
   return 0;
