@@ -202,7 +202,8 @@ class ModelCall {
     if (delayMs === undefined) return this.settle(this.failure(error));
     this.attempts++;
     const e = error as ProviderError;
-    this.sink.event({ type: 'RetryScheduled', loopId: this.state.loopId, attempt: this.attempts, delayMs, errorKind: e.kind, errorMessage: e.message, timestamp: now() });
+    const model = { provider: this.request.model.provider, id: this.request.model.id };
+    this.sink.event({ type: 'RetryScheduled', loopId: this.state.loopId, attempt: this.attempts, delayMs, errorKind: e.kind, errorMessage: e.message, model, timestamp: now() });
     this.pause = scheduler.schedule(() => this.attempt(), delayMs);
   }
 

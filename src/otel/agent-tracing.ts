@@ -165,8 +165,10 @@ export class AgentTracing {
   private failedAttempt(e: EventOf<'RetryScheduled'>): void {
     const loop = this.loops.get(e.loopId);
     if (!loop) return;
-    const known: Attributes = loop.model ? { 'gen_ai.provider.name': loop.model.provider, 'gen_ai.request.model': loop.model.id } : {};
-    const span = this.tracer.startSpan(loop.model ? `chat ${loop.model.id}` : 'chat', {
+    // The event names the model (an attempt that failed before any output showed none); else the one the loop has been calling.
+    const model = e.model ?? loop.model;
+    const known: Attributes = model ? { 'gen_ai.provider.name': model.provider, 'gen_ai.request.model': model.id } : {};
+    const span = this.tracer.startSpan(model ? `chat ${model.id}` : 'chat', {
       kind: SpanKind.CLIENT,
       startTime: at(loop.callStart),
       attributes: { 'gen_ai.operation.name': 'chat', ...known, 'phi_rx.retry.attempt': loop.attempt },

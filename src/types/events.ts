@@ -190,10 +190,12 @@ export interface RetryScheduledEvent {
   delayMs: number;
   errorKind: string;
   errorMessage: string;
+  /** The model the failed attempt went to (an attempt that failed before any output has no message naming it). */
+  model?: ModelRef;
   timestamp: number;
 }
 
-/** Which model a {@link ModelFallbackEvent} names. */
+/** Which model a {@link ModelFallbackEvent} or a {@link RetryScheduledEvent} names. */
 export interface ModelRef {
   provider: string;
   id: string;

@@ -72,11 +72,13 @@ describe('traceAgent', () => {
     });
     const chats = h.spans().filter((s) => s.name.startsWith('chat')).sort((a, b) => ms(a.startTime) - ms(b.startTime));
     expect(chats.map((s) => [s.name, s.attributes['error.type'], s.attributes['phi_rx.retry.attempt'], ms(s.startTime), ms(s.endTime)])).toEqual([
-      ['chat', 'rateLimited', 0, 0, 4],
-      ['chat', 'network', 1, 104, 106],
+      ['chat scripted-model', 'rateLimited', 0, 0, 4],
+      ['chat scripted-model', 'network', 1, 104, 106],
       ['chat scripted-model', undefined, 2, 306, 309],
     ]);
     expect(chats[0]!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'slow down' });
+    // The attempts that failed before any output (429, a reset) name the model they went to, as every chat span does.
+    for (const failed of chats.slice(0, 2)) expect(failed.attributes).toMatchObject({ 'gen_ai.provider.name': 'scripted', 'gen_ai.request.model': 'scripted-model' });
     const agent = h.one('invoke_agent');
     for (const chat of chats) expect(parentOf(chat)).toBe(idOf(agent));
     expect(agent.status.code).not.toBe(SpanStatusCode.ERROR);
