@@ -32,8 +32,8 @@ export interface RedisEventRelayOptions {
   readers?: number;
   /** A control stream expires this long after its last command (default 6 hours; the worker's `readRunControl` renews it). */
   controlTtlMs?: number;
-  /** A client whose unsent bytes pass this is disconnected (it resumes by `Last-Event-ID`); default 4 MiB. */
-  maxUnsentBytes?: number;
+  /** Entries read from Redis at a time for one client (default 100); the next are read once the client took these. */
+  batchSize?: number;
   /** Event streams open at once per run (default 64) and in all (default 1024); past them, 503. */
   maxConnectionsPerRun?: number;
   maxConnections?: number;
@@ -178,7 +178,7 @@ export class RedisEventRelay {
       ...corsHeaders(req, this.options.allowedOrigins),
     });
     let dropped = false;
-    const connection: Connection = { stream: new SseConnection(res, this.options.maxUnsentBytes ?? 4 * 1024 * 1024, () => drop()) };
+    const connection: Connection = { stream: new SseConnection(res) };
     const drop = () => {
       if (dropped) return;
       dropped = true;
@@ -192,7 +192,8 @@ export class RedisEventRelay {
     this.perRun.set(runId, open + 1);
     res.once('close', drop);
     connection.stream.write(`retry: ${this.options.retryMs ?? 500}\n\n`);
-    connection.subscription = readStream(this.pool, key, { after: lastEventId ?? '0', blockMs: this.options.blockMs })
+    const pace = () => connection.stream.drained();
+    connection.subscription = readStream(this.pool, key, { after: lastEventId ?? '0', blockMs: this.options.blockMs, count: this.options.batchSize ?? 100, pace })
       .pipe(map(frameOf), withHeartbeats(this.options.heartbeatMs ?? 15_000, HEARTBEAT_FRAME, this.options.scheduler ?? asyncScheduler))
       .subscribe({
         next: (text) => connection.stream.write(text),

@@ -15,6 +15,8 @@ export interface ReadStreamOptions {
   blockMs?: number;
   /** Entries per `XREAD`. Default 500. */
   count?: number;
+  /** Awaited before each read after the first: the consumer's backpressure (e.g. until a client's socket drained). */
+  pace?: () => Promise<void>;
 }
 
 /** The run's stream lost entries the reader had not read yet (MAXLEN trimmed them): resuming would skip events. */
@@ -97,7 +99,9 @@ export function readStream(client: RedisCommander, streamKey: string, options: R
         if (seq === undefined) throw new StreamTrimmedError(streamKey, after, `entry ${after} itself is gone, so what followed it cannot be checked`);
         expectedSeq = seq + 1;
       }
-      while (!subscriber.closed) {
+      for (let first = true; !subscriber.closed; first = false) {
+        if (options.pace && !first) await options.pace();
+        if (subscriber.closed) return;
         const entries = await readBatch();
         for (const entry of entries) {
           if (subscriber.closed || deliver(entry)) return;

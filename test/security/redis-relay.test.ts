@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect as netConnect, type AddressInfo } from 'node:net';
 import { createClient } from 'redis';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +10,15 @@ import { fromEventStream } from '../../src/transport/index.js';
 import { missingServer, startRedis, type RunningServer } from '../support/servers.js';
 
 const missing = missingServer('redis');
+
+/** The stream entries in an XREAD reply, whatever its shape (RESP2 arrays, RESP3 maps): the `data` fields of events. */
+function entriesIn(reply: unknown): number {
+  if (typeof reply === 'string') return reply.startsWith('{"type":') ? 1 : 0;
+  if (Array.isArray(reply)) return reply.reduce((n: number, r) => n + entriesIn(r), 0);
+  if (reply instanceof Map) return [...reply.values()].reduce((n: number, r) => n + entriesIn(r), 0);
+  if (reply && typeof reply === 'object') return Object.values(reply).reduce((n: number, r) => n + entriesIn(r), 0);
+  return 0;
+}
 
 describe.skipIf(missing !== undefined)('RedisEventRelay on a network, against a real redis-server', () => {
   let redis: RunningServer;
@@ -110,6 +119,55 @@ describe.skipIf(missing !== undefined)('RedisEventRelay on a network, against a 
     });
     expect(web.opened).toBeLessThanOrEqual(2);
   }, 30_000);
+
+  it('a client that does not read makes the relay stop reading its run from Redis (one batch at a time), and gets the rest once it reads', async () => {
+    let entriesRead = 0;
+    const client = await connect();
+    const state = { url: '' };
+    const relay = new RedisEventRelay(client, async () => {
+      const reader = await connect();
+      return {
+        sendCommand: async (args: string[]) => {
+          const reply = await reader.sendCommand(args);
+          if (args[0] === 'XREAD') entriesRead += entriesIn(reply);
+          return reply;
+        },
+        close: () => reader.close(),
+      };
+    }, { authorize: 'allow-all', blockMs: 100, batchSize: 50 });
+    const server = createServer((req, res) => void (relay.handle(req, res) || res.writeHead(404).end()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    state.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    closers.push(async () => {
+      await relay.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    });
+    const run = `s${++runs}`;
+    const data = JSON.stringify({ type: 'ProgressMessage', loopId: 'l', toolCallId: 't', toolName: 'x', text: 'p'.repeat(4000), timestamp: 0 });
+    for (let i = 1; i <= 4000; i++) await client.sendCommand(['XADD', `run:${run}`, '*', 'seq', String(i), 'kind', 'event', 'data', data]); // 16 MiB, still running
+    const { hostname, port } = new URL(state.url);
+    const socket = netConnect(Number(port), hostname);
+    socket.pause(); // reads nothing for a while
+    socket.write(`GET /runs/${run}/events HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 1500));
+    const whileStalled = entriesRead;
+    // what the kernel's socket buffers took, and one batch more: not the run
+    expect(whileStalled).toBeLessThan(2000);
+    let received = 0;
+    let tail = '';
+    socket.on('data', (chunk: Buffer) => {
+      const text = tail + chunk.toString('latin1');
+      received += (text.match(/\nid: /g) ?? []).length;
+      tail = text.slice(-4).includes('\n') ? text.slice(text.lastIndexOf('\n')) : ''; // a mark cut in two counts once
+      if (tail.startsWith('\nid: ')) tail = '';
+    });
+    socket.resume();
+    while (received < 3999) await new Promise((r) => setTimeout(r, 20));
+    socket.destroy();
+    console.log(`relay slow reader: ${whileStalled} of 4000 entries (16 MiB) read from Redis while the client did not read; all of them once it did`);
+    expect(entriesRead).toBeGreaterThanOrEqual(4000);
+  }, 60_000);
 
   it('hostile requests: an undecodable id 400, text/plain 415, a 64 KiB + 1 body 413, a bad Last-Event-ID 400', async () => {
     const web = await startWeb();

@@ -4,7 +4,7 @@
  * RedisEventRelay, each with a run "live" that waits. Reports `{ hub, relay }` ports over IPC, and
  * answers `{ memory: true }` with its memory use (after a GC when run with --expose-gc).
  * Env: REDIS_URL (optional), RUN_MIB (a finished run "big" of that many MiB of 1 KiB deltas),
- * MAX_UNSENT (the hub's maxUnsentBytes).
+ * (the hub takes no byte limit per client: it pulls frames as each socket drains).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,9 +21,8 @@ const authorize = (req: IncomingMessage): boolean | Promise<boolean> => {
   return req.headers.authorization !== 'Bearer no';
 };
 const start: AgentEvent = { type: 'AgentStart', agentId: 'a', sessionId: 's', loopId: 'l', timestamp: 0 };
-const maxUnsent = process.env['MAX_UNSENT'] ? Number(process.env['MAX_UNSENT']) : undefined;
 
-const hub = new EventStreamHub({ authorize, maxConnections: 10_000, maxConnectionsPerRun: 10_000, coalesceDeltasMs: false, bufferSize: 1_000_000, ...(maxUnsent ? { maxUnsentBytes: maxUnsent } : {}) });
+const hub = new EventStreamHub({ authorize, maxConnections: 10_000, maxConnectionsPerRun: 10_000, coalesceDeltasMs: false, bufferSize: 1_000_000 });
 const live = new Subject<AgentEvent>();
 hub.start(live, { steer: () => undefined, abort: () => undefined, approve: () => { throw new Error('no call is waiting'); } }, 'live');
 live.next(start);

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 
 // Clients that connect to a big run's event stream and never read: the server's memory must stay
-// bounded by the per-client limit (maxUnsentBytes), not grow with the run times the clients.
+// bounded by the sockets' buffers, not grow with the run times the clients.
 
 const MiB = 1024 * 1024;
 const CLIENTS = 50;
@@ -24,10 +24,10 @@ interface Memory {
   rss: number;
 }
 
-async function startServers(maxUnsent: number | undefined): Promise<{ port: number; memory(): Promise<Memory> }> {
+async function startServers(): Promise<{ port: number; memory(): Promise<Memory> }> {
   const proc = fork(fileURLToPath(new URL('./transport-servers.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx', '--expose-gc'],
-    env: { ...process.env, RUN_MIB: String(RUN_MIB), ...(maxUnsent ? { MAX_UNSENT: String(maxUnsent) } : {}), REDIS_URL: '' },
+    env: { ...process.env, RUN_MIB: String(RUN_MIB), REDIS_URL: '' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   child = proc;
@@ -67,7 +67,7 @@ async function peakDuring(memory: () => Promise<Memory>, ms: number): Promise<nu
 
 describe(`${CLIENTS} never-reading clients on a ${RUN_MIB} MiB run`, () => {
   it('server memory stays bounded by the sockets\' buffers, not by the run; a reading client still gets the whole run', async () => {
-    const server = await startServers(undefined);
+    const server = await startServers();
     const before = await server.memory();
     neverReading(server.port, CLIENTS);
     const peak = await peakDuring(server.memory, 4000);

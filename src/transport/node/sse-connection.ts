@@ -2,28 +2,23 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * One client's event stream, written with regard for backpressure: once `res.write` says the
- * socket is full, frames wait (as references, not copies) until `drain`; a client for which more
- * than `maxUnsentBytes` wait is disconnected — it reconnects with `Last-Event-ID` and resumes. A
- * slow or stalled reader costs the server at most about `maxUnsentBytes` (plus the socket's
- * buffer and the frame that filled it), whatever the size of the run.
+ * socket is full, frames wait (as references, not copies) until `drain`. Its producer asks
+ * {@link drained} before it fetches more, so what waits for a client that does not read is at
+ * most what was fetched last (one batch), whatever the size of the run.
  */
 export class SseConnection {
   private readonly waiting: string[] = [];
-  private waitingBytes = 0;
   private blocked = false;
   private ending: string | undefined;
   private closed = false;
+  private readonly onDrained: Array<() => void> = [];
 
-  constructor(
-    private readonly res: ServerResponse,
-    private readonly maxUnsentBytes: number,
-    private readonly onOverflow: () => void,
-  ) {
+  constructor(private readonly res: ServerResponse) {
     res.on('drain', () => this.flush());
     res.once('close', () => {
       this.closed = true;
       this.waiting.length = 0;
-      this.waitingBytes = 0;
+      this.release();
     });
   }
 
@@ -32,25 +27,16 @@ export class SseConnection {
     return this.closed || this.res.destroyed;
   }
 
-  /** Unsent bytes of this client: waiting here and buffered in the response and its socket. */
-  get unsentBytes(): number {
-    return this.waitingBytes + this.res.writableLength;
+  /** Resolves once everything written so far went to the socket (at once when nothing waits), or the client went. */
+  drained(): Promise<void> {
+    if (!this.blocked || this.isClosed) return Promise.resolve();
+    return new Promise((resolve) => this.onDrained.push(resolve));
   }
 
   write(text: string): void {
     if (this.isClosed || this.ending !== undefined) return;
-    if (this.blocked) {
-      this.waiting.push(text);
-      this.waitingBytes += text.length;
-    } else if (!this.res.write(text)) this.blocked = true;
-    // what waits behind the socket's buffer, not the frame that filled it: a frame larger than the limit still goes out whole
-    if (this.waitingBytes > this.maxUnsentBytes) {
-      this.closed = true;
-      this.waiting.length = 0;
-      this.waitingBytes = 0;
-      this.res.destroy();
-      this.onOverflow();
-    }
+    if (this.blocked) this.waiting.push(text);
+    else if (!this.res.write(text)) this.blocked = true;
   }
 
   /** Ends the response after what is still waiting (and `last`). */
@@ -62,12 +48,18 @@ export class SseConnection {
 
   private flush(): void {
     this.blocked = false;
-    while (!this.blocked && this.waiting.length > 0 && !this.isClosed) {
-      const text = this.waiting.shift()!;
-      this.waitingBytes -= text.length;
-      if (!this.res.write(text)) this.blocked = true;
+    let next = 0;
+    while (!this.blocked && next < this.waiting.length && !this.isClosed) {
+      if (!this.res.write(this.waiting[next++]!)) this.blocked = true;
     }
-    if (!this.blocked && this.ending !== undefined) this.finish();
+    this.waiting.splice(0, next);
+    if (this.blocked) return;
+    if (this.ending !== undefined) this.finish();
+    this.release();
+  }
+
+  private release(): void {
+    for (const resolve of this.onDrained.splice(0)) resolve();
   }
 
   private finish(): void {
