@@ -4,6 +4,7 @@ import { AgentError, ProviderError } from '../types/errors.js';
 import type { AgentMessage, AssistantMessage, Message } from '../types/message.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';
 import type { LoopRecord, Session } from '../session/model.js';
+import type { ContinuationKind } from '../types/config.js';
 import { recordedTimings, type RecordedTiming } from './replay-timing.js';
 
 export interface ReplayProviderOptions {
@@ -18,9 +19,10 @@ export interface ReplayProviderOptions {
   /** Check that each request ends with the message that preceded the answer in the recording. Default true. */
   checkRequests?: boolean;
   /**
-   * `recorded` (default): each answer of a recorded Session waits as long as the model did: its
-   * first event comes at the recorded MessageStart's offset from the request, and `done` at the
-   * recorded MessageEnd's; the deltas in between come right after the first event. `immediate`:
+   * `recorded` (default): each answer of a recorded Session comes when it came in the recording: its
+   * first event at the recorded MessageStart's offset from its loop's start (a replayed loop starts at
+   * its first request), and `done` at the recorded MessageEnd's; the deltas in between come right
+   * after the first event. `immediate`:
    * the whole answer at once. A `delayMs` above 0 replaces both with its fixed spacing.
    */
   timing?: 'recorded' | 'immediate';
@@ -35,6 +37,23 @@ export interface ReplayProvider extends Provider {
   readonly remaining: number;
   /** Throws AgentError('ReplayDiverged') unless every recorded turn was played. */
   assertComplete(): void;
+  /**
+   * The ids the recording's `index`th loop ran with (loops in start order; default the first), for the
+   * replay's context: `agentLoop(replay.prompts(), { ...context, ...replay.context() }, …)` then has
+   * the recorded ids, whatever made them (a run recorded without `ids` or `sessionId` included).
+   */
+  context(index?: number): ReplayContext;
+  /** The prompts the recording's `index`th loop started with, as recorded (timestamps included); none for a continuation. */
+  prompts(index?: number): AgentMessage[];
+}
+
+/** A recorded loop's ids, as `AgentContext` takes them. */
+export interface ReplayContext {
+  agentId: string;
+  sessionId: string;
+  loopId: string;
+  parentLoopId?: string;
+  continuationKind?: ContinuationKind;
 }
 
 /** One recorded answer and what the request for it must end with. */
@@ -43,6 +62,8 @@ interface RecordedTurn {
   expected?: Message;
   loopId?: string;
   timing?: RecordedTiming;
+  /** When the turn's loop started (the recording's clock): what its answers' times are measured from. */
+  loopStartedAt?: number;
 }
 
 type EventThunk = () => StreamEvent;
@@ -70,6 +91,8 @@ type EventThunk = () => StreamEvent;
  * const provider = replayProvider(session);
  * await lastValueFrom(agentLoop([userMessage('What is 2+2?')], context, { model, provider }));
  * provider.assertComplete();
+ * // a recording made in real time, without fixed ids: the same, with its ids and prompts
+ * agentLoop(provider.prompts(), { ...context, ...provider.context() }, { model, provider, scheduler });
  */
 export function replayProvider(recording: Session | readonly AgentMessage[], options: ReplayProviderOptions = {}): ReplayProvider {
   const turns = isMessageList(recording)
@@ -77,7 +100,7 @@ export function replayProvider(recording: Session | readonly AgentMessage[], opt
     : turnsOf(
         recording.loops.map((loop) => {
           const messages = messagesOf(loop);
-          return { ...loop, messages, timings: options.timing === 'immediate' ? undefined : recordedTimings(loop, messages) };
+          return { ...loop, messages, timings: options.timing === 'immediate' ? undefined : recordedTimings(loop, messages), loopStartedAt: loop.startedAt };
         }),
       );
   const chunkSize = Math.max(1, options.chunkSize ?? 4);
@@ -86,6 +109,8 @@ export function replayProvider(recording: Session | readonly AgentMessage[], opt
   const checkRequests = options.checkRequests ?? true;
   const requests: StreamRequest[] = [];
   let played = 0;
+  // Where the loop being replayed started on the replay's clock: its answers come at their recorded times from it.
+  let anchor: { loopId: string | undefined; origin: number } | undefined;
 
   const provider = (request: StreamRequest, providerOptions: ProviderOptions): Observable<StreamEvent> =>
     defer(() => {
@@ -96,14 +121,56 @@ export function replayProvider(recording: Session | readonly AgentMessage[], opt
       played++;
       const steps = streamOf(turn!.message, chunkSize, argChunks);
       const scheduler = options.scheduler ?? providerOptions.scheduler ?? asyncScheduler;
-      const timing = turn!.timing;
-      if (delayMs <= 0 && timing && timing.endAfter > 0) return withRecordedTiming(steps, timing, scheduler);
+      const timing = turn!.timing && delayMs <= 0 ? onReplayClock(turn!, scheduler.now()) : undefined;
+      if (timing && timing.endAfter > 0) return withRecordedTiming(steps, timing, scheduler);
       if (delayMs <= 0) return from(steps).pipe(map((step) => step()));
       // Thunks run when emitted, so each event sees the shared partial message as it was then.
       return from(steps).pipe(concatMap((step, i) => (i === 0 ? of(step()) : timer(delayMs, scheduler).pipe(map(() => step())))));
     });
 
+  /**
+   * The waits for a recorded answer, from now: at the recorded times measured from its loop's start,
+   * so that time the recording spent between answers (tools, hooks, its own set-up) does not shift
+   * them; never before now. The loop's start on the replay's clock is its first request (what comes
+   * before it takes no time in virtual time).
+   */
+  const onReplayClock = (turn: RecordedTurn, now: number): RecordedTiming => {
+    const timing = turn.timing!;
+    const start = turn.loopStartedAt;
+    if (start === undefined) return timing;
+    if (anchor === undefined || anchor.loopId !== turn.loopId) anchor = { loopId: turn.loopId, origin: now };
+    const origin = anchor.origin;
+    const after = (at: number): number => Math.max(0, origin + (at - start) - now);
+    return { ...timing, startAfter: after(timing.startAt), endAfter: Math.max(after(timing.startAt), after(timing.endAt)) };
+  };
+
+  const loopAt = (index: number): LoopRecord => {
+    const loop = isMessageList(recording) ? undefined : recording.loops[index];
+    if (loop === undefined) {
+      const what = isMessageList(recording) ? 'a message list has no recorded loops' : `the recording has ${recording.loops.length} loop(s)`;
+      throw new AgentError('InvalidConfig', `replayProvider: no recorded loop ${index}: ${what}`);
+    }
+    return loop;
+  };
+
   Object.defineProperties(provider, {
+    context: {
+      value: (index = 0): ReplayContext => {
+        const loop = loopAt(index);
+        return {
+          agentId: loop.agentId, sessionId: loop.sessionId, loopId: loop.loopId,
+          ...(loop.parentLoopId === undefined ? {} : { parentLoopId: loop.parentLoopId }),
+          ...(loop.continuationKind === undefined ? {} : { continuationKind: loop.continuationKind }),
+        };
+      },
+    },
+    prompts: {
+      value: (index = 0): AgentMessage[] => {
+        const messages = messagesOf(loopAt(index));
+        const first = messages.findIndex((m) => m.role === 'assistant');
+        return (first < 0 ? messages : messages.slice(0, first)).map((m) => (m.role === 'extension' ? m : withoutTurnId(m)));
+      },
+    },
     requests: { get: () => requests },
     played: { get: () => played },
     remaining: { get: () => turns.length - played },
@@ -156,7 +223,9 @@ function isMessageList(r: Session | readonly AgentMessage[]): r is readonly Agen
  * opens with an answer (a continuation), the last message of the loop it continues.
  */
 function turnsOf(
-  loops: ReadonlyArray<{ loopId?: string; parentLoopId?: string; messages: readonly AgentMessage[]; timings?: ReadonlyMap<AgentMessage, RecordedTiming> }>,
+  loops: ReadonlyArray<{
+    loopId?: string; parentLoopId?: string; messages: readonly AgentMessage[]; timings?: ReadonlyMap<AgentMessage, RecordedTiming>; loopStartedAt?: number;
+  }>,
 ): RecordedTurn[] {
   const turns: RecordedTurn[] = [];
   const lastOfLoop = new Map<string, Message>();
@@ -172,6 +241,7 @@ function turnsOf(
           ...(previous === undefined ? {} : { expected: previous }),
           ...(loop.loopId === undefined ? {} : { loopId: loop.loopId }),
           ...(timing === undefined ? {} : { timing }),
+          ...(loop.loopStartedAt === undefined ? {} : { loopStartedAt: loop.loopStartedAt }),
         });
       }
       previous = message;

@@ -7,6 +7,9 @@ export interface RecordedTiming {
   startAfter: number;
   /** ms from the request to `done` (the recorded MessageEnd). */
   endAfter: number;
+  /** When the recorded MessageStart and MessageEnd came (the recording's clock). */
+  startAt: number;
+  endAt: number;
 }
 
 /**
@@ -35,7 +38,7 @@ export function recordedTimings(loop: Pick<LoopRecord, 'events'>, messages: read
     }
     const endAt = loop.events[endIndex]!.timestamp;
     const startAfter = Math.max(0, (startAt ?? endAt) - message.timestamp);
-    timings.set(message, { startAfter, endAfter: Math.max(startAfter, endAt - message.timestamp) });
+    timings.set(message, { startAfter, endAfter: Math.max(startAfter, endAt - message.timestamp), startAt: startAt ?? endAt, endAt });
   }
   return timings;
 }
