@@ -67,6 +67,7 @@ export class GoogleStreamParser implements WireParser<SseEvent> {
   private finishMessage: string | undefined;
   private calls: number;
   private streamedCall: StreamedCall | undefined;
+  private signedBlocks = 0;
 
   /** `firstCallIndex`: where invented ids start, so they do not repeat those of earlier turns (see {@link nextInventedCallIndex}). */
   constructor(
@@ -123,9 +124,11 @@ export class GoogleStreamParser implements WireParser<SseEvent> {
       this.builder.touch(partial.content.length - 1);
       return;
     }
-    const contentIndex = partial.content.push({ type: 'thinking', thinking: '', signature }) - 1;
-    // Announce the new block so that content indices in later events never skip one.
-    emit({ type: 'thinkingDelta', contentIndex, delta: '', partial });
+    // A new empty block, announced so that content indices in later events never skip one. Made
+    // through the builder: an event carries its snapshot, never the draft it goes on editing.
+    const key = `signature-${this.signedBlocks++}`;
+    this.builder.thinkingSignature(signature, key);
+    emit(this.builder.thinking('', key));
   }
 
   private functionCall(call: NonNullable<GoogleResponsePart['functionCall']>, emit: (event: StreamEvent) => void): void {
