@@ -8,13 +8,15 @@ import { interruptHandler } from '../../src/cli/interrupt.js';
 import type { AgentEvent } from '../../src/index.js';
 import { Terminal, tmuxMissing } from './tmux.js';
 import { describeNeeding } from '../support/skip.js';
+import { cliBundle } from './cli-bundle.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const cli = path.join(repoRoot, 'src/cli/main.ts');
+let cli: string;
 let dir: string;
 let sessions: string;
 
 beforeAll(async () => {
+  cli = await cliBundle();
   dir = await mkdtemp(path.join(os.tmpdir(), 'phi-rx-cli-'));
   sessions = path.join(dir, 'sessions');
 });
@@ -24,9 +26,9 @@ afterAll(async () => {
 
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** The shell command that runs the CLI from source with no model keys in its environment. */
+/** The shell command that runs the CLI (its bundle of src/) with no model keys in its environment. */
 function command(args: string[], sessionDir = sessions): string {
-  return `env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY PHI_RX_SESSIONS=${quote(sessionDir)} ${quote(process.execPath)} --import tsx ${quote(cli)} ${args.map(quote).join(' ')}`;
+  return `env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY -u GEMINI_API_KEY PHI_RX_SESSIONS=${quote(sessionDir)} ${quote(process.execPath)} ${quote(cli)} ${args.map(quote).join(' ')}`;
 }
 
 /** The CLI without a terminal (pipes): for --json, sessions and replay. */
@@ -36,7 +38,7 @@ function runPiped(args: string[], sessionDir = sessions): Promise<{ code: number
   delete env['OPENAI_API_KEY'];
   delete env['GEMINI_API_KEY'];
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', cli, ...args], { cwd: repoRoot, env }, (error, stdout, stderr) => {
+    execFile(process.execPath, [cli, ...args], { cwd: repoRoot, env }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
   });
