@@ -169,6 +169,15 @@ describe.skipIf(missing !== undefined)('RedisEventRelay on a network, against a 
     expect(entriesRead).toBeGreaterThanOrEqual(4000);
   }, 60_000);
 
+  it('a failure inside handle() answers 500 with a JSON error, and the server goes on', async () => {
+    const web = await startWeb({ streamKeyOf: (runId) => { if (runId === 'boom') throw new Error('no key for this run'); return `run:${runId}`; } });
+    const events = await fetch(`${web.url}/runs/boom/events`);
+    expect([events.status, await events.json()]).toEqual([500, { error: 'RedisEventRelay failed: no key for this run' }]);
+    const command = await post(`${web.url}/runs/boom/commands`, { type: 'abort' });
+    expect([command.status, await command.json()]).toEqual([500, { error: 'RedisEventRelay failed: no key for this run' }]);
+    expect((await post(`${web.url}/runs/other/commands`, { type: 'abort' })).status).toBe(404);
+  });
+
   it('hostile requests: an undecodable id 400, text/plain 415, a 64 KiB + 1 body 413, a bad Last-Event-ID 400', async () => {
     const web = await startWeb();
     expect((await fetch(`${web.url}/runs/%E0%A4%A/events`)).status).toBe(400);
