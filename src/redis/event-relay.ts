@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { headerOf, readCommand, sendJson } from '../transport/node/http-io.js';
-import { answerPreflight, authorized, checkAuthorize, corsHeaders, decodeRunId, guardRequest, refusedOrigin, type AllowedOrigins, type AuthorizeOption } from '../transport/node/http-guard.js';
+import { admitRoute, authorized, checkAuthorize, corsHeaders, guardRequest, type AllowedOrigins, type AuthorizeOption } from '../transport/node/http-guard.js';
 import { SseConnection } from '../transport/node/sse-connection.js';
 import { asyncScheduler, map, type SchedulerLike, type Subscription } from 'rxjs';
 import type { RunCommand } from '../transport/commands.js';
@@ -143,13 +143,8 @@ export class RedisEventRelay {
   }
 
   private route(req: IncomingMessage, res: ServerResponse, rawId: string, route: string): Promise<void> | void {
-    const runId = decodeRunId(rawId);
-    if (runId === undefined) return sendJson(res, 400, { error: `the run id in ${JSON.stringify(req.url)} is not valid percent-encoding` });
-    const method = route === 'events' ? 'GET' : 'POST';
-    if (req.method === 'OPTIONS') return answerPreflight(req, res, this.options.allowedOrigins, method);
-    const origin = refusedOrigin(req, this.options.allowedOrigins);
-    if (origin !== undefined) return sendJson(res, 403, { error: `origin ${origin} may not call this server (options.allowedOrigins)` });
-    if (req.method !== method) return sendJson(res, 405, { error: `${req.method} is not allowed on ${route} (use ${method})` });
+    const runId = admitRoute(req, res, rawId, route, this.options.allowedOrigins);
+    if (runId === undefined) return;
     return route === 'events' ? this.serveEvents(req, res, runId) : this.serveCommand(req, res, runId);
   }
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { headerOf, readCommand, sendJson } from './http-io.js';
-import { answerPreflight, authorized, checkAuthorize, corsHeaders, decodeRunId, guardRequest, parseEventId, refusedOrigin, type AllowedOrigins, type AuthorizeOption } from './http-guard.js';
+import { admitRoute, authorized, checkAuthorize, corsHeaders, guardRequest, parseEventId, type AllowedOrigins, type AuthorizeOption } from './http-guard.js';
 import { pumpFrames } from './frame-pump.js';
 import { asyncScheduler, type Observable, type SchedulerLike } from 'rxjs';
 import type { AgentEvent } from '../../types/events.js';
@@ -160,13 +160,8 @@ export class EventStreamHub {
   }
 
   private route(req: IncomingMessage, res: ServerResponse, rawId: string, route: string): Promise<void> | void {
-    const runId = decodeRunId(rawId);
-    if (runId === undefined) return sendJson(res, 400, { error: `the run id in ${JSON.stringify(req.url)} is not valid percent-encoding` });
-    const method = route === 'events' ? 'GET' : 'POST';
-    if (req.method === 'OPTIONS') return answerPreflight(req, res, this.options.allowedOrigins, method);
-    const origin = refusedOrigin(req, this.options.allowedOrigins);
-    if (origin !== undefined) return sendJson(res, 403, { error: `origin ${origin} may not call this server (options.allowedOrigins)` });
-    if (req.method !== method) return sendJson(res, 405, { error: `${req.method} is not allowed on ${route} (use ${method})` });
+    const runId = admitRoute(req, res, rawId, route, this.options.allowedOrigins);
+    if (runId === undefined) return;
     const run = this.runs.get(runId);
     if (!run) return sendJson(res, 404, { error: `no run "${runId}" on this server` });
     return route === 'events' ? this.serveEvents(req, res, runId, run) : this.serveCommand(req, res, runId, run);

@@ -98,6 +98,22 @@ export function decodeRunId(raw: string): string | undefined {
 }
 
 /**
+ * The checks every route of a run takes before its own work, shared by the hub and the Redis relay:
+ * a run id that decodes, a preflight answered, an allowed origin, the route's method. Answers the
+ * request and returns undefined when one fails; else the decoded run id.
+ */
+export function admitRoute(req: IncomingMessage, res: ServerResponse, rawId: string, route: string, allowed: AllowedOrigins | undefined): string | undefined {
+  const runId = decodeRunId(rawId);
+  if (runId === undefined) return void sendJson(res, 400, { error: `the run id in ${JSON.stringify(req.url)} is not valid percent-encoding` });
+  const method = route === 'events' ? 'GET' : 'POST';
+  if (req.method === 'OPTIONS') return void answerPreflight(req, res, allowed, method);
+  const origin = refusedOrigin(req, allowed);
+  if (origin !== undefined) return void sendJson(res, 403, { error: `origin ${origin} may not call this server (options.allowedOrigins)` });
+  if (req.method !== method) return void sendJson(res, 405, { error: `${req.method} is not allowed on ${route} (use ${method})` });
+  return runId;
+}
+
+/**
  * Runs a request's handling so that nothing escapes: a failure answers 500 with a JSON error (or,
  * once the response has begun, ends it), never throws into node:http.
  */
