@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -23,5 +24,8 @@ export default defineConfig({
     // One worker process runs many test files, importing phi-rx once: started afresh per file (isolate: true), the
     // suite spent more time importing rxjs and src/ than in its tests. Tests needing a fresh process start one.
     isolate: false,
+    // Two workers at least: much of the suite waits on child processes, servers and installs, so a 2-core machine
+    // runs it in about 3 minutes with two (about 4.2 with vitest's default of one, cores - 1).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
