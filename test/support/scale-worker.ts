@@ -30,6 +30,12 @@ async function runAgent(runId: string): Promise<void> {
   const history = found ? found.loops.flatMap((l) => l.messages) : [];
   // Killed before its first turn was saved: nothing to continue, start again.
   const stored = history.length > 0 ? found : undefined;
+  // Killed after its last turn was saved but before it said so: the conversation is finished, nothing to continue.
+  const last = history[history.length - 1];
+  if (last?.role === 'assistant' && last.stopReason === 'stop' && !last.content.some((c) => c.type === 'toolCall')) {
+    process.send?.({ done: runId });
+    return;
+  }
   let n = 0;
   const agent = new BasicAgent({ model, systemPrompt: runId, agentId: 'counter', sessionId: runId, ids: () => `${worker}-${++n}` }).withTools(step);
   const recorder = new SessionRecorder();
