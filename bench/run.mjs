@@ -91,7 +91,7 @@ if (args.flat && CONTENDERS.some((c) => c.id === 'phi-agent-loop')) {
 }
 
 if (args.sse) {
-  if (!features.anthropic) log('\n[sse] skipped: src/sources/providers/anthropic.ts is not there yet');
+  if (!features.anthropic) log('\n[sse] skipped: src/providers/anthropic.ts is not there yet');
   else if (!hasRecording()) log(`\n[sse] skipped: no recorded Anthropic stream at ${recordingPath()} (set PHI_RX_FIXTURES)`);
   else {
     log('\n[sse] ~1 MiB recorded Anthropic stream on 127.0.0.1');
@@ -126,16 +126,16 @@ async function buildPhi() {
   const features = {
     recordSession: has('operators/record-session.ts') && has('session/recorder.ts'),
     basicAgent: has('agent/basic-agent.ts'),
-    anthropic: has('sources/providers/anthropic.ts') && has('sources/http/request.ts'),
+    anthropic: has('providers/anthropic.ts') && has('sources/http/request.ts'),
   };
   const src = (file) => JSON.stringify(path.join(root, 'src', file));
   const loop = [
-    `export { agentLoop } from ${src('agent/agent-loop.ts')};`,
+    `export { agentLoop } from ${src('loop/agent-loop.ts')};`,
     `export { scriptedProvider, scriptedModel } from ${src('testing/scripted-provider.ts')};`,
     `export { defineTool } from ${src('tools/define-tool.ts')};`,
     `export { userMessage } from ${src('types/message.ts')};`,
     `export { z } from 'zod';`,
-    `export { AssistantMessageBuilder } from ${src('sources/providers/message-builder.ts')};`,
+    `export { AssistantMessageBuilder } from ${src('providers/message-builder.ts')};`,
     `export { Observable } from 'rxjs';`,
     `export const features = ${JSON.stringify(features)};`,
   ];
@@ -153,7 +153,7 @@ async function buildPhi() {
   ];
   if (features.anthropic) {
     sse.push(
-      `export { createAnthropicProvider } from ${src('sources/providers/anthropic.ts')};`,
+      `export { createAnthropicProvider } from ${src('providers/anthropic.ts')};`,
       `export { getHttpDispatcher } from ${src('sources/http/request.ts')};`,
     );
   }

@@ -14,8 +14,8 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import { lastValueFrom, mergeMap, range, toArray, count } from 'rxjs';
 import { BasicAgent } from '../src/index.js';
-import { PostgresSessionStore } from '../src/postgres/index.js';
-import { appendToStream, readStream } from '../src/redis/index.js';
+import { PostgresSessionStore } from '../src/integrations/postgres/index.js';
+import { appendToStream, readStream } from '../src/integrations/redis/index.js';
 import { sampleSession, scriptedModel, scriptedProvider } from '../src/testing/index.js';
 import { startPostgres, startRedis } from '../test/support/servers.js';
 

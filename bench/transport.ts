@@ -15,8 +15,8 @@ import { performance } from 'node:perf_hooks';
 import { lastValueFrom, Observable, tap, toArray } from 'rxjs';
 import { agentLoop, emptyAssistant, userMessage, type AgentEvent } from '../src/index.js';
 import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
-import { fromEventStream } from '../src/transport/index.js';
-import { EventStreamHub, type EventStreamHubOptions } from '../src/transport/node/index.js';
+import { fromEventStream } from '../src/protocols/transport/index.js';
+import { EventStreamHub, type EventStreamHubOptions } from '../src/protocols/transport/node/index.js';
 
 const runs = Math.max(3, Number(process.argv[2] ?? 7));
 

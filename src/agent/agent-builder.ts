@@ -5,9 +5,9 @@ import type { AnyTool } from '../types/tool.js';
 import type { QueueMode, SteeringPolicy } from '../types/config.js';
 import type { InputFilter, LoopHooks, PostLoopPolicy, PostTurnPolicy, PreDispatchPolicy, PreTurnPolicy } from '../types/hooks.js';
 import { AgentError } from '../types/errors.js';
-import type { AgentLoopConfig } from './config.js';
-import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../mcp/index.js';
-import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
+import type { AgentLoopConfig } from '../loop/config.js';
+import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../integrations/mcp/index.js';
+import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../integrations/openapi/index.js';
 import { addMcpServerHttp, addMcpServerStdio, addOpenApiFile, addOpenApiSpec, addOpenApiUrl, type AddTools } from './agent-integrations.js';
 
 /** Loop options a BasicAgent passes to every run (the agent owns signal, steering and follow-ups). */

@@ -1,6 +1,6 @@
 import type { AnyTool } from '../types/tool.js';
-import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../mcp/index.js';
-import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/index.js';
+import type { McpConnection, McpHttpParams, McpStdioParams, McpToolsOptions } from '../integrations/mcp/index.js';
+import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../integrations/openapi/index.js';
 
 /*
  * BasicAgent's MCP and OpenAPI integrations: each loads its module on first use, so
@@ -9,10 +9,10 @@ import type { OpenApiConfig, OpenApiTools, OperationFilter } from '../openapi/in
 
 // Node-only integrations, loaded through variable specifiers so that browser bundlers of
 // `phi-rx` do not pull them (and their Node built-ins) in; the comments keep Vite and webpack quiet about it.
-const MCP_MODULE: string = '../mcp/index.js';
-const OPENAPI_MODULE: string = '../openapi/index.js';
-const loadMcp = () => import(/* webpackIgnore: true */ /* @vite-ignore */ MCP_MODULE) as Promise<typeof import('../mcp/index.js')>;
-const loadOpenApi = () => import(/* webpackIgnore: true */ /* @vite-ignore */ OPENAPI_MODULE) as Promise<typeof import('../openapi/index.js')>;
+const MCP_MODULE: string = '../integrations/mcp/index.js';
+const OPENAPI_MODULE: string = '../integrations/openapi/index.js';
+const loadMcp = () => import(/* webpackIgnore: true */ /* @vite-ignore */ MCP_MODULE) as Promise<typeof import('../integrations/mcp/index.js')>;
+const loadOpenApi = () => import(/* webpackIgnore: true */ /* @vite-ignore */ OPENAPI_MODULE) as Promise<typeof import('../integrations/openapi/index.js')>;
 
 /** Adds tools to an agent (its `withTools`). */
 export type AddTools = (tools: readonly AnyTool[]) => void;

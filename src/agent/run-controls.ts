@@ -5,8 +5,8 @@ import type { AnyTool } from '../types/tool.js';
 import { toolCallsOf } from '../types/message.js';
 import { AgentError } from '../types/errors.js';
 import type { ApprovalAnswer, ApprovalDecision, ToolApprovalConfig } from '../operators/request-approval.js';
-import type { ToolCallCancel } from '../operators/cancel-tool-calls.js';
-import type { AgentLoopConfig } from './config.js';
+import type { ToolCallCancel } from '../operators/internal/call-cancellations.js';
+import type { AgentLoopConfig } from '../loop/config.js';
 import type { SessionRecorder } from '../session/recorder.js';
 
 export type { ApprovalDecision };

@@ -2,7 +2,7 @@ import { Observable, type Observer, type Subscriber, type SubjectLike, type Unsu
 import type { AgentEvent, MessageUpdateEvent } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
 import { DeltaRun } from './delta-run.js';
-import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
+import { deepFreeze, FREEZE_EVENTS } from '../loop/freeze-events.js';
 
 /**
  * A copy of a streamed message as it starts, down to what a provider may change in place while it

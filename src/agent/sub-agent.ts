@@ -6,9 +6,9 @@ import type { AnyTool, Tool, ToolEmission } from '../types/tool.js';
 import { toolUpdate } from '../types/tool.js';
 import { defineTool } from '../tools/define-tool.js';
 import { argsSchema } from '../tools/args-schema.js';
-import { agentLoop } from './agent-loop.js';
-import type { AgentLoopConfig } from './config.js';
-import { defaultIds, loopIdFor } from './ids.js';
+import { agentLoop } from '../loop/agent-loop.js';
+import type { AgentLoopConfig } from '../loop/config.js';
+import { defaultIds, loopIdFor } from '../loop/ids.js';
 
 export interface SubAgentOptions {
   name: string;

@@ -5,7 +5,7 @@ import { lastValueFrom, tap } from 'rxjs';
 import { BasicAgent } from '../agent/basic-agent.js';
 import { createAgentFromConfig, loadAgentConfig, type ConfiguredAgent } from '../config/index.js';
 import { FileSessionStore, isSessionStoreError, parseSession, recordSession, SessionRecorder, type Session } from '../session/index.js';
-import { anthropic, google, openai } from '../sources/providers/index.js';
+import { anthropic, google, openai } from '../providers/index.js';
 import { scriptedModel } from '../testing/scripted-provider.js';
 import type { AgentEndEvent, AgentEvent } from '../types/events.js';
 import { textOf } from '../types/message.js';

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { BasicAgent, type BasicAgentOptions } from '../agent/basic-agent.js';
-import type { McpConnection } from '../mcp/index.js';
-import { OpenApiAuth, OperationFilter, type OpenApiConfig } from '../openapi/config.js';
-import { anthropic, google, openai, openaiCompatible, openaiResponses, type ModelOptions } from '../sources/providers/index.js';
-import { defaultProviderRegistry } from '../sources/providers/registry.js';
-import { redactingProvider } from '../sources/providers/redacting-provider.js';
+import type { McpConnection } from '../integrations/mcp/index.js';
+import { OpenApiAuth, OperationFilter, type OpenApiConfig } from '../integrations/openapi/config.js';
+import { anthropic, google, openai, openaiCompatible, openaiResponses, type ModelOptions } from '../providers/index.js';
+import { defaultProviderRegistry } from '../providers/registry.js';
+import { redactingProvider } from '../providers/redacting-provider.js';
 import { scriptedModel } from '../testing/scripted-provider.js';
 import { defaultTools, type WorkspaceOptions } from '../tools/index.js';
 import type { ModelConfig, Provider } from '../types/provider.js';

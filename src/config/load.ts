@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { loadOptionalPeer } from '../sources/optional-peer.js';
+import { loadOptionalPeer } from '../util/optional-peer.js';
 import { LineCounter, parseDocument, isNode } from 'yaml';
 import { agentFileCheck, NOT_SUPPORTED_YET, type AgentFile } from './schema.js';
 import { JsonCheckError } from '../types/json-check.js';

@@ -10,8 +10,8 @@ import type { SteeringPolicy, ToolExecutionStrategy } from '../types/config.js';
 import type { LoopHooks, PreDispatchPolicy } from '../types/hooks.js';
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import type { ToolApprovalConfig } from './request-approval.js';
-import type { ToolCallCancel } from './cancel-tool-calls.js';
-import { Dispatch } from './tool-dispatch.js';
+import type { ToolCallCancel } from './internal/call-cancellations.js';
+import { Dispatch } from './internal/tool-dispatcher.js';
 
 /** What dispatch needs to know about steering at its checkpoints. */
 export interface SteeringCheck {

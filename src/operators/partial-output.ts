@@ -1,8 +1,8 @@
 import { concatMap, defer, type OperatorFunction } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AssistantMessage } from '../types/message.js';
-import { parsePartialJson } from '../agent/partial-json.js';
-import type { OutputOf, OutputSchema } from '../agent/output-spec.js';
+import { parsePartialJson } from '../output/partial-json.js';
+import type { OutputOf, OutputSchema } from '../output/output-spec.js';
 
 /** An object as far as it has arrived: every property optional, all the way down. */
 export type DeepPartial<T> = T extends ReadonlyArray<infer I>

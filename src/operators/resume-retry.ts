@@ -1,7 +1,7 @@
 import { Observable, type OperatorFunction } from 'rxjs';
 import type { AssistantMessage } from '../types/message.js';
 import type { StreamEvent } from '../types/provider.js';
-import { RetryResumer } from './retry-resumer.js';
+import { RetryResumer } from './internal/retry-resumer.js';
 import type { AttemptMark } from './mark-attempt.js';
 
 /** "Discard what was rendered of the streaming message; continue from `message`." */

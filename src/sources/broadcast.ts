@@ -1,5 +1,5 @@
 import { Observable } from 'rxjs';
-import { removeOne } from './remove-one.js';
+import { removeOne } from '../util/remove-one.js';
 
 /**
  * A hot Observable that is its own source: `next(value)` hands the value to everyone listening

@@ -1,5 +1,5 @@
 import { EMPTY, Observable } from 'rxjs';
-import { removeOne } from './remove-one.js';
+import { removeOne } from '../util/remove-one.js';
 
 /** Emits once (then completes) when `signal` aborts; immediately if it already has. Never emits without a signal. */
 export function fromAbortSignal(signal: AbortSignal | undefined): Observable<void> {

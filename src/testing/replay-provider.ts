@@ -1,5 +1,5 @@
 import { asyncScheduler, concat, concatMap, defer, from, map, of, throwError, timer, type Observable, type SchedulerLike } from 'rxjs';
-import { AssistantMessageBuilder } from '../sources/providers/message-builder.js';
+import { AssistantMessageBuilder } from '../providers/message-builder.js';
 import { AgentError, ProviderError } from '../types/errors.js';
 import type { AgentMessage, AssistantMessage, Message } from '../types/message.js';
 import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../types/provider.js';

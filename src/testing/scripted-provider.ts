@@ -3,7 +3,7 @@ import type { Provider, ProviderOptions, StreamEvent, StreamRequest } from '../t
 import type { StopReason } from '../types/message.js';
 import { ProviderError } from '../types/errors.js';
 import { Usage } from '../types/usage.js';
-import { AssistantMessageBuilder } from '../sources/providers/message-builder.js';
+import { AssistantMessageBuilder } from '../providers/message-builder.js';
 
 /** One scripted assistant turn. */
 export interface ScriptedTurn {

@@ -2,7 +2,7 @@ import type { ContinuationKind, TurnTrigger } from './config.js';
 import type { AgentMessage, AssistantMessage, Message, ToolResultMessage, StopReason } from './message.js';
 import type { ToolResult } from './tool.js';
 import type { Usage } from './usage.js';
-import type { OutputFailure } from '../agent/output-spec.js';
+import type { OutputFailure } from '../output/output-spec.js';
 
 /** A streamed piece of an assistant message. */
 export type StreamDelta =

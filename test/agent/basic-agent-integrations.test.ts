@@ -7,8 +7,8 @@ import { BasicAgent, Evaluation, runToEnd, textOf, type AgentEvent } from '../..
 import { SkillSet } from '../../src/tools/index.js';
 import { recordSession, SessionRecorder, sessionQueries } from '../../src/session/index.js';
 import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
-import { repoRoot, testServer } from '../mcp/helpers.js';
-import { startPetstore } from '../openapi/petstore-server.js';
+import { repoRoot, testServer } from '../integrations/mcp/helpers.js';
+import { startPetstore } from '../integrations/openapi/petstore-server.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {

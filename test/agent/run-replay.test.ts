@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { from, lastValueFrom, of, toArray } from 'rxjs';
 import { RunReplay } from '../../src/agent/run-replay.js';
-import { AssistantMessageBuilder } from '../../src/sources/providers/message-builder.js';
+import { AssistantMessageBuilder } from '../../src/providers/message-builder.js';
 import { BasicAgent, runToEnd, transcript, type AgentEvent, type StreamDelta, type Transcript } from '../../src/index.js';
 import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
 import type { Provider, StreamEvent } from '../../src/types/provider.js';

@@ -11,8 +11,8 @@ import { scriptedProvider } from '../../src/testing/index.js';
 import { ProviderError } from '../../src/types/errors.js';
 import type { AgentEvent } from '../../src/index.js';
 import { addTool } from '../agent/helpers.js';
-import { repoRoot, testServer } from '../mcp/helpers.js';
-import { fixture, openApiFixturesMissing } from '../openapi/fixtures.js';
+import { repoRoot, testServer } from '../integrations/mcp/helpers.js';
+import { fixture, openApiFixturesMissing } from '../integrations/openapi/fixtures.js';
 import { skipGroup } from '../support/skip.js';
 
 let dir: string;

@@ -12,8 +12,8 @@ import type { AgentEvent, AgentEndEvent, EventOf } from '../../src/types/events.
 import type { AssistantMessage } from '../../src/types/message.js';
 import type { ModelConfig } from '../../src/types/provider.js';
 import { Usage } from '../../src/types/usage.js';
-import { expectAllResponsesEnded, startFixtureServer } from '../sources/providers/fixture-server.js';
-import type { FixtureServer } from '../sources/providers/fixture-server.js';
+import { expectAllResponsesEnded, startFixtureServer } from '../providers/fixture-server.js';
+import type { FixtureServer } from '../providers/fixture-server.js';
 import { startTurnServer } from './turn-server.js';
 import type { TurnServer } from './turn-server.js';
 import { WIRE_PROTOCOLS, expectedUsage } from './wire-protocols.js';

@@ -8,8 +8,8 @@
  * (fixture-server's chunking, including a cut inside a UTF-8 character).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { startFixtureServer } from '../sources/providers/fixture-server.js';
-import type { FixtureServer, RecordedRequest } from '../sources/providers/fixture-server.js';
+import { startFixtureServer } from '../providers/fixture-server.js';
+import type { FixtureServer, RecordedRequest } from '../providers/fixture-server.js';
 import type { ScriptedTurn, WireProtocol } from './wire-protocols.js';
 
 export interface TurnServerOptions {

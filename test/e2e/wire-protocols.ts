@@ -10,8 +10,8 @@ import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ApiProtocol, ModelConfig } from '../../src/types/provider.js';
 import type { Usage } from '../../src/types/usage.js';
-import { anthropic, azureOpenai, bedrock, google, googleVertex, openai, openaiResponses } from '../../src/sources/providers/index.js';
-import type { FixtureResponse } from '../sources/providers/fixture-server.js';
+import { anthropic, azureOpenai, bedrock, google, googleVertex, openai, openaiResponses } from '../../src/providers/index.js';
+import type { FixtureResponse } from '../providers/fixture-server.js';
 
 export const FAKE_KEY = 'e2e-fake-key-0123456789abcdefghij';
 

@@ -3,7 +3,7 @@ import { filter, map, type Observable, type OperatorFunction, timer } from 'rxjs
 import { TestScheduler } from 'rxjs/testing';
 import { requestApproval, isApprovalVerdict, type ApprovalAnswer, type ApprovalVerdict } from '../../src/operators/request-approval.js';
 import { dispatchTools } from '../../src/operators/dispatch-tools.js';
-import type { ToolCallCancel } from '../../src/operators/cancel-tool-calls.js';
+import type { ToolCallCancel } from '../../src/operators/internal/call-cancellations.js';
 import type { ToolCall } from '../../src/types/content.js';
 import type { AgentEvent } from '../../src/types/events.js';
 import type { AnyTool, ToolContext } from '../../src/types/tool.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { agentLoop, userMessage, type AgentEvent } from '../../src/index.js';
-import { createEventRebuilder, createWireEncoder } from '../../src/transport/index.js';
+import { createEventRebuilder, createWireEncoder } from '../../src/protocols/transport/index.js';
 import { agentEnd, config, context, events } from '../agent/helpers.js';
 
 const Weather = z.object({ city: z.string(), celsius: z.number() });

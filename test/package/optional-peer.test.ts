@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MissingPeerDependencyError } from '../../src/index.js';
-import { importOptionalPeer, loadOptionalPeer } from '../../src/sources/optional-peer.js';
+import { importOptionalPeer, loadOptionalPeer } from '../../src/util/optional-peer.js';
 
 // A package name no registry has: importing it fails the way a missing optional peer does.
 const ABSENT = '@phi-rx-test/absent-peer';

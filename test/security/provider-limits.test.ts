@@ -16,7 +16,7 @@ import {
   createOpenAiCompletionsProvider,
   createOpenAiResponsesProvider,
   type ProviderHttpOptions,
-} from '../../src/sources/providers/index.js';
+} from '../../src/providers/index.js';
 import { filler, MiB, startFloodServer, type FloodResponse } from './provider-flood-server.js';
 
 const dispatcher = new Agent();

@@ -4,9 +4,9 @@ import { createClient } from 'redis';
 import { lastValueFrom, toArray } from 'rxjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BasicAgent } from '../../src/index.js';
-import { appendToStream, readRunControl, RedisEventRelay, type RedisEventRelayOptions, type RedisReader } from '../../src/redis/index.js';
+import { appendToStream, readRunControl, RedisEventRelay, type RedisEventRelayOptions, type RedisReader } from '../../src/integrations/redis/index.js';
 import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
-import { fromEventStream } from '../../src/transport/index.js';
+import { fromEventStream } from '../../src/protocols/transport/index.js';
 import { missingServer, startRedis, type RunningServer } from '../support/servers.js';
 
 const missing = missingServer('redis');

@@ -15,7 +15,7 @@ import {
   createOpenAiCompletionsProvider,
   createOpenAiResponsesProvider,
   type ProviderHttpOptions,
-} from '../../src/sources/providers/index.js';
+} from '../../src/providers/index.js';
 import type { Provider } from '../../src/types/provider.js';
 import { DEFAULT_CACHE_CONFIG } from '../../src/types/config.js';
 

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAgentFromConfig } from '../../src/config/index.js';
 import { FileSessionStore, recordSession, SessionRecorder } from '../../src/session/index.js';
 import type { AgentEvent } from '../../src/index.js';
-import { otelHarness } from '../otel/helpers.js';
+import { otelHarness } from '../integrations/otel/helpers.js';
 
 const SECRETS = {
   apiKey: 'sk-ant-planted-KEY-0123456789abcdef',

@@ -3,9 +3,9 @@ import { filter, firstValueFrom, lastValueFrom, shareReplay, Subject, tap, toArr
 import { z } from 'zod';
 import { agentLoop, BasicAgent, defineTool, textOf, userMessage, type AgentEvent, type ApprovalAnswer, type ToolResultMessage } from '../../src/index.js';
 import { scriptedProvider } from '../../src/testing/index.js';
-import { fromEventStream, runCommands } from '../../src/transport/index.js';
+import { fromEventStream, runCommands } from '../../src/protocols/transport/index.js';
 import { context, model } from '../agent/helpers.js';
-import { startHubServer, type HubServer } from '../transport/hub-server.js';
+import { startHubServer, type HubServer } from '../protocols/transport/hub-server.js';
 
 let server: HubServer | undefined;
 afterEach(async () => {

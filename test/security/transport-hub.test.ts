@@ -3,10 +3,10 @@ import { request } from 'node:http';
 import { lastValueFrom, Subject, toArray } from 'rxjs';
 import { type AgentEvent, agentLoop, type AssistantMessage, emptyAssistant, transcript, userMessage } from '../../src/index.js';
 import { scriptedProvider } from '../../src/testing/index.js';
-import { fromEventStream } from '../../src/transport/index.js';
-import { EventStreamHub } from '../../src/transport/node/index.js';
+import { fromEventStream } from '../../src/protocols/transport/index.js';
+import { EventStreamHub } from '../../src/protocols/transport/node/index.js';
 import { context, model } from '../agent/helpers.js';
-import { startHubServer, type HubServer } from '../transport/hub-server.js';
+import { startHubServer, type HubServer } from '../protocols/transport/hub-server.js';
 
 let server: HubServer | undefined;
 afterEach(async () => {

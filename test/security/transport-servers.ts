@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { createClient } from 'redis';
 import { Subject } from 'rxjs';
 import { emptyAssistant, type AgentEvent } from '../../src/index.js';
-import { RedisEventRelay } from '../../src/redis/index.js';
-import { EventStreamHub } from '../../src/transport/node/index.js';
+import { RedisEventRelay } from '../../src/integrations/redis/index.js';
+import { EventStreamHub } from '../../src/protocols/transport/node/index.js';
 
 const authorize = (req: IncomingMessage): boolean | Promise<boolean> => {
   const auth = req.headers['x-auth'];

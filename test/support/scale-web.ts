@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'redis';
-import { RedisEventRelay } from '../../src/redis/index.js';
+import { RedisEventRelay } from '../../src/integrations/redis/index.js';
 
 const url = process.env['REDIS_URL'] ?? (() => { throw new Error('REDIS_URL not set'); })();
 const relay = new RedisEventRelay(await createClient({ url }).connect(), () => createClient({ url }).connect(), { authorize: 'allow-all', blockMs: 200, retryMs: 50 });

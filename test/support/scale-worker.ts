@@ -10,9 +10,9 @@ import { createClient } from 'redis';
 import { concatMap, defer, from, ignoreElements, lastValueFrom, mergeMap, Subject, tap } from 'rxjs';
 import { z } from 'zod';
 import { BasicAgent, defineTool, type AgentEvent, type AgentMessage } from '../../src/index.js';
-import { PostgresSessionStore } from '../../src/postgres/index.js';
-import { appendToStream } from '../../src/redis/index.js';
-import { openai } from '../../src/sources/providers/index.js';
+import { PostgresSessionStore } from '../../src/integrations/postgres/index.js';
+import { appendToStream } from '../../src/integrations/redis/index.js';
+import { openai } from '../../src/providers/index.js';
 import { isSessionStoreError, SessionRecorder, type Session } from '../../src/session/index.js';
 
 const env = (name: string): string => process.env[name] ?? (() => { throw new Error(`${name} not set`); })();

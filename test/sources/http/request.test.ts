@@ -3,8 +3,8 @@ import { VirtualTimeScheduler, firstValueFrom, lastValueFrom, take, toArray } fr
 import { Agent } from 'undici';
 import { httpStream } from '../../../src/sources/http/request.js';
 import { ProviderError } from '../../../src/types/errors.js';
-import { startFixtureServer } from '../providers/fixture-server.js';
-import type { FixtureServer } from '../providers/fixture-server.js';
+import { startFixtureServer } from '../../providers/fixture-server.js';
+import type { FixtureServer } from '../../providers/fixture-server.js';
 
 let server: FixtureServer;
 let dispatcher: Agent;

@@ -1,0 +1,233 @@
+import { defer, map, type Observable, type Observer, throwError } from 'rxjs';
+import type { AgentEvent } from '../types/events.js';
+import type { AgentMessage } from '../types/message.js';
+import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
+import {
+  admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn,
+  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, type RunInfo, postTurnPolicies, preTurnPolicies,
+  recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
+} from '../operators/index.js';
+import { runStage, type StageSink } from './kernel/loop-state.js';
+import type { AgentContext, AgentLoopConfig } from './config.js';
+import type { AnyTool } from '../types/tool.js';
+import { type RunSetup, setUpRun } from './run-setup.js';
+import { missingPrompts } from './check-prompts.js';
+import { cachedRunStages } from './run-stages-cache.js';
+import { fallbackModels, pricingOf } from './model-chain.js';
+import { responseFormatOf } from '../output/output-spec.js';
+import { SteeringInbox, takeQueued } from './steering-inbox.js';
+import type { QueuedMessage } from '../sources/queues.js';
+import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
+
+/**
+ * Runs an agent from new prompts: a cold Observable of every event of the run, ending with
+ * `AgentEnd` (whose `messages` are all the messages the run added). Nothing happens until you
+ * subscribe; unsubscribing tears everything down (HTTP, tools, timers) without further events;
+ * aborting `config.signal` ends the run gracefully with TurnEnd and AgentEnd.
+ *
+ * The run is a composition of the exported stage operators over one immutable `LoopState`
+ * (`runStages` below, in the order of spec 000's lifecycle); `config.operators` inserts your own
+ * operators at its stages, and the stages compose into a loop of your own. The composition is built
+ * once and shared by the runs of equal configs (see `cachedRunStages`): what a run has of its own
+ * (ids, prompts, signal, queues) rides on its state as `LoopState.run`.
+ *
+ * Bad input fails the Observable with an AgentError before any event and before the model is
+ * called: options (`InvalidConfig`, e.g. `config.toolExecution: …`), tools (`InvalidTool`: a name,
+ * a duplicate, no `execute`, parameters that are not a compilable object JSON Schema) and prompts
+ * (`InvalidPrompt`, naming the index and field: `prompts[2].role: unknown role "system" …`; no
+ * prompts at all too: a run with no new prompt is `agentLoopContinue`).
+ * `prompts` may be one string (one user message); a message's content may be a string (one text
+ * block, as in OpenAI's format), and a missing timestamp is filled in.
+ *
+ * @example
+ * agentLoop([userMessage('What is 2+2?')], { systemPrompt: 'Be brief.', messages: [], tools: [] }, { model, provider })
+ *   .subscribe((e) => console.log(e.type));
+ */
+export function agentLoop(prompts: readonly AgentMessage[] | string, context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  // No prompts is bad input (InvalidPrompt), not a continuation: that is agentLoopContinue.
+  return prompts === undefined ? throwError(missingPrompts) : run(context, config, prompts);
+}
+
+/**
+ * Resumes from the existing context with no new prompt (after an error, or to let the model go on
+ * after tool results). `context.agentId` and `context.sessionId` are required; the context must
+ * not be empty, and may end in an assistant message only when steering or follow-ups are queued
+ * or when it has tool calls without results (those run first: `answerOpenCalls`).
+ * These misuses fail the Observable with an AgentError; they never crash.
+ */
+export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig): Observable<AgentEvent> {
+  return run(context, config, undefined);
+}
+
+function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
+  const events$ = defer(() => {
+    const setup = setUpRun(context, config, prompts);
+    return eventsOf(stagesOf(context, config, setup), startState(context, config, setup));
+  });
+  const emitted$ = config.operators?.events ? events$.pipe(config.operators.events) : events$;
+  // The development check (PHI_RX_FREEZE=1): what leaves the loop is frozen as it goes out.
+  return FREEZE_EVENTS ? emitted$.pipe(map(deepFreeze)) : emitted$;
+}
+
+/**
+ * The run `agentLoop(prompts, …)` (or, without prompts, `agentLoopContinue`) makes, handed straight
+ * to `observer`: no Observable and no Subscriber between the run and it, what `BasicAgent` follows
+ * its runs with. The same events, in the same order, ending the same way as a subscription; not
+ * for a config with `operators.events` (those need the Observable). Bad input reaches
+ * `observer.error` before any event. Returns what cancels the run.
+ */
+export function runLoop(
+  prompts: readonly AgentMessage[] | undefined, context: AgentContext, config: AgentLoopConfig, observer: Observer<AgentEvent>,
+): () => void {
+  let ended = false;
+  let teardown: (() => void) | void = undefined;
+  const end = (): void => {
+    ended = true;
+    const stop = teardown;
+    teardown = undefined;
+    if (stop) stop();
+  };
+  const sink: StageSink = {
+    event: (e) => {
+      if (ended) return;
+      if (FREEZE_EVENTS) deepFreeze(e); // the development check, as in `run`
+      observer.next(e);
+    },
+    state: () => undefined,
+    // As a subscription's: the end is delivered, then the run torn down.
+    error: (e) => {
+      if (ended) return;
+      ended = true;
+      observer.error(e);
+      end();
+    },
+    done: () => {
+      if (ended) return;
+      ended = true;
+      observer.complete();
+      end();
+    },
+  };
+  try {
+    const setup = setUpRun(context, config, prompts);
+    const stop = runStage(stagesOf(context, config, setup), startState(context, config, setup), sink);
+    // Ended while it started: what it set up is torn down now (as a subscription's would be).
+    if (ended) stop?.();
+    else teardown = stop;
+  } catch (error) {
+    sink.error(error);
+  }
+  return end;
+}
+
+/** The run's state as it starts: the context's messages, and what the run is and is given (`run`: ids, prompts, first trigger, signal, queues, cancellations, approval). */
+function startState(context: AgentContext, config: AgentLoopConfig, setup: RunSetup): LoopState {
+  const run: RunInfo = {
+    agentId: setup.agentId, sessionId: setup.sessionId, parentLoopId: context.parentLoopId, parentToolCallId: context.parentToolCallId,
+    continuationKind: context.continuationKind, prompts: setup.prompts, firstTrigger: setup.firstTrigger,
+    signal: config.signal, steering: config.steering && new SteeringInbox(config.steering, config.steeringPolicy),
+    followUp: config.followUp, cancelToolCalls: config.cancelToolCalls, approval: config.approval,
+  };
+  return loopState(setup.loopId, context.messages.slice(), NONE, run);
+}
+
+/** The run's stages: the ones the runs of this config share (see `cachedRunStages`). */
+function stagesOf(context: AgentContext, config: AgentLoopConfig, setup: RunSetup): LoopStage {
+  return cachedRunStages(context, config, setup.provider, (tools) => runStages(tools, context.systemPrompt, config, setup));
+}
+
+/**
+ * The run, top to bottom: open it, admit its input, turn after turn while there is work, close it.
+ * A function of the config, the context's tools and system prompt, and the provider: what a run has
+ * of its own (ids, prompts, signal, steering, follow-ups, call cancellations) is read from its state
+ * (`LoopState.run`), so that runs share one composition.
+ */
+function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoopConfig, setup: Pick<RunSetup, 'scheduler' | 'provider'>): LoopStage {
+  const { scheduler } = setup;
+  const hooks = c.hooks ?? {};
+  const policies = c.policies ?? {};
+  const filters = c.inputFilters ?? [];
+  const steers = c.steering !== undefined;
+  const steer = (state: LoopState): readonly AgentMessage[] => state.run?.steering?.take() ?? NONE;
+  const compaction = c.contextConfig ? { ...DEFAULT_CONTEXT_CONFIG, ...c.contextConfig } : undefined;
+  const request = buildRequest({
+    model: c.model, systemPrompt, tools, scheduler,
+    thinkingLevel: c.thinkingLevel ?? 'off', cacheConfig: c.cacheConfig ?? DEFAULT_CACHE_CONFIG,
+    ...defined({ maxTokens: c.maxTokens, temperature: c.temperature, apiKey: c.model.apiKey, convertToLlm: c.convertToLlm, context: c.operators?.context }),
+    ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
+    ...defined({ responseFormat: c.output && responseFormatOf(c.output) }),
+  });
+  const callOptions = {
+    provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true,
+    ...defined({ random: c.random, providerStream: c.operators?.providerStream }),
+  };
+  const call = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
+  const dispatch = runToolCalls({
+    tools, strategy: c.toolExecution ?? 'parallel', scheduler, preDispatch: policies.preDispatch ?? [],
+    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks }),
+    ...defined({ toolResults: c.operators?.toolResults, toolCalls: c.operators?.toolCalls }),
+  });
+
+  const turn = loopStages(
+    c.limits && limitTurns(c.limits, { scheduler, ...pricingOf(c) }),
+    steers && takeSteering(steer, { filters, scheduler }), //                                  checkpoint 6: loop re-entry
+    whenTurnDue(loopStages(
+      hooks.beforeTurn && beforeTurnHook(hooks.beforeTurn, { scheduler }),
+      steers && takeSteering(steer, { filters, scheduler, oncePerTurn: true }), //            checkpoint 1: before the model call
+      startTurn({ scheduler }),
+      compaction && compactContext(compaction, { scheduler }),
+      some(policies.preTurn) && preTurnPolicies(policies.preTurn, { model: c.model, scheduler }),
+      request,
+      call,
+      compaction && recoverOverflow(loopStages(compactContext(compaction, { reason: 'overflow', scheduler }), request, call)),
+      settleCall({ model: c.model, scheduler, tagTurn: true }),
+      hooks.onError && onErrorHook(hooks.onError, { scheduler }),
+      recordAssistant(),
+      dispatch,
+      recordToolResults(),
+      some(policies.postTurn) && postTurnPolicies(policies.postTurn, { scheduler }),
+      endTurn({ scheduler, recorded: true }),
+      hooks.afterTurn && afterTurnHook(hooks.afterTurn, { scheduler }),
+    )),
+    decideNext({
+      scheduler, filters, postLoop: policies.postLoop ?? [],
+      followUp: (state) => messagesOf(takeQueued(state.run?.followUp)),
+      ...defined({ steeringPending: steers ? (state: LoopState) => state.run?.steering?.pending() === true : undefined }),
+    }),
+    c.output !== undefined && checkOutput(c.output, { scheduler }), // the answer when the run would end: valid, or one corrective turn
+  );
+
+  return loopStages(
+    startRun({ fromRun: true, scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }) }),
+    admitPrompts(undefined, { filters, scheduler }), // the run's prompts (none for a continuation)
+    injectQueued(followUpsToContinue, { filters, scheduler }), // a continuation's queued follow-ups
+    answerOpenCalls(dispatch, recordToolResults()),
+    repeatTurns(turn, { more: (s) => !s.ended }),
+    endRun({ scheduler, ...defined({ afterLoop: hooks.afterLoop }) }),
+  );
+}
+
+const NONE: readonly AgentMessage[] = [];
+
+function messagesOf(queued: readonly QueuedMessage[]): readonly AgentMessage[] {
+  return queued.length === 0 ? NONE : queued.map((q) => q.message);
+}
+
+/** A continuation of a context that ends with the model's answer picks up the queued follow-ups (when no steering waits). */
+function followUpsToContinue(state: LoopState): readonly AgentMessage[] {
+  const run = state.run;
+  if (run === undefined || run.prompts !== undefined) return NONE; // a run with prompts is no continuation
+  const last = state.messages[state.messages.length - 1];
+  return last?.role === 'assistant' && (run.steering?.size() ?? 0) === 0 ? messagesOf(takeQueued(run.followUp)) : NONE;
+}
+
+function some<T>(list: readonly T[] | undefined): list is readonly T[] {
+  return list !== undefined && list.length > 0;
+}
+
+/** The fields that are set (optional options are left out rather than set to `undefined`). */
+function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  const out: Record<string, unknown> = {};
+  for (const k in fields) if (fields[k] !== undefined) out[k] = fields[k];
+  return out as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
