@@ -6,7 +6,7 @@
 /// <reference lib="dom" />
 // As in the other examples, the package is imported from its sources ('phi-rx' and 'phi-rx/transport' in your app).
 import { latestPerFrame, transcript, type AgentMessage, type Transcript } from '../../src/index.js';
-import { fromEventStream, runCommands, type RunCommands } from '../../src/transport/index.js';
+import { fromEventStream, runCommands, type RunCommands } from '../../src/protocols/transport/index.js';
 import type { Subscription } from 'rxjs';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;

@@ -11,7 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { build } from 'esbuild';
-import { EventStreamHub } from '../../src/transport/node/index.js';
+import { EventStreamHub } from '../../src/protocols/transport/node/index.js';
 import { demoAgent, type DemoAgentOptions } from './agent.js';
 import { PAGE_HTML } from './page-html.js';
 
