@@ -2,6 +2,7 @@ import type { AgentLoopConfig } from './config.js';
 import { AgentError } from '../types/errors.js';
 import { kindOf } from './check-prompts.js';
 import { checkModelChain } from './model-chain.js';
+import { checkGuardrails } from './guardrails.js';
 import { type OutputSchema, outputSpecOf } from '../output/output-spec.js';
 
 const STEERING_POLICIES = ['wait', 'skip', 'interrupt'];
@@ -53,6 +54,8 @@ export function checkLoopOptions(config: AgentLoopConfig): void {
   }
   if (c.models !== undefined) checkModelChain(c.models, config.model, config.provider);
   if (c.output !== undefined) outputSpecOf(c.output as OutputSchema); // throws InvalidConfig naming config.output
+  checkPerTurn(c.stopWhen, c.prepareTurn);
+  checkGuardrails(c.guardrails);
   const filters = c.inputFilters;
   if (filters !== undefined) {
     if (!Array.isArray(filters)) throw invalid('inputFilters', `expected an array of functions, got ${kindOf(filters)}`);
@@ -86,4 +89,15 @@ function amount(field: string, value: unknown): void {
 
 function invalid(field: string, reason: string): AgentError {
   return new AgentError('InvalidConfig', `config.${field}: ${reason}`);
+}
+
+/** `stopWhen`: a condition (a function) or an array of them; `prepareTurn`: a function. */
+function checkPerTurn(stopWhen: unknown, prepareTurn: unknown): void {
+  if (stopWhen !== undefined) {
+    const list = Array.isArray(stopWhen) ? stopWhen : [stopWhen];
+    list.forEach((c: unknown, i) => {
+      if (typeof c !== 'function') throw invalid(Array.isArray(stopWhen) ? `stopWhen[${i}]` : 'stopWhen', `expected a stop condition (a function), got ${kindOf(c)}`);
+    });
+  }
+  if (prepareTurn !== undefined && typeof prepareTurn !== 'function') throw invalid('prepareTurn', `expected a function, got ${kindOf(prepareTurn)}`);
 }

@@ -13,6 +13,9 @@ import type { ToolApprovalConfig } from '../operators/request-approval.js';
 import type { ToolCallCancel } from '../operators/internal/call-cancellations.js';
 import type { ModelChoice } from './model-chain.js';
 import type { OutputSchema } from '../output/output-spec.js';
+import type { StopCondition } from './stop-conditions.js';
+import type { PrepareTurn } from './stages/prepare-turn.js';
+import type { LoopGuardrails } from './guardrails.js';
 
 /** What a loop runs on: the conversation so far, the tools, and who is running it. */
 export interface AgentContext {
@@ -109,4 +112,14 @@ export interface AgentLoopConfig {
    * an invalid answer gets one corrective turn, then `AgentEnd.outputError`.
    */
   output?: OutputSchema;
+  /**
+   * Ends the run after a turn that would be followed by another, once one of these holds
+   * (`turnCount(n)`, `toolCalled(name)`, `costOver(usd)`, `tokensOver(n)`, `textMatches(re)`,
+   * `anyOf` / `allOf`, or your own): `AgentEnd.stopReason` `userStop`, `stoppedBy` names it.
+   */
+  stopWhen?: StopCondition | readonly StopCondition[];
+  /** Asked before each model call: that call's model (and provider), tools, system prompt, messages (docs/loop.md "Per-turn control"). */
+  prepareTurn?: PrepareTurn;
+  /** Input, output and tool guardrails with tripwires (docs/loop.md "Guardrails"). */
+  guardrails?: LoopGuardrails;
 }

@@ -1,5 +1,5 @@
 import type { ContinuationKind } from '../types/config.js';
-import type { AgentEvent, AgentEventType, MessageUpdateEvent } from '../types/events.js';
+import type { AgentEvent, AgentEventType, MessageUpdateEvent, StoppedBy } from '../types/events.js';
 import type { AgentMessage, StopReason } from '../types/message.js';
 import type { Usage } from '../types/usage.js';
 import { messageChecks } from '../types/message-checks.js';
@@ -83,6 +83,8 @@ export interface LoopRecord {
   /** The AgentEnd stop reason. */
   stopReason?: StopReason;
   rejection?: string;
+  /** What ended the loop when a stop condition or a guardrail did (AgentEnd.stoppedBy): a tripped run is saved as such. */
+  stoppedBy?: StoppedBy;
   /** Every message the loop added (AgentEnd.messages): authoritative. */
   messages: AgentMessage[];
   usage: Usage;
@@ -125,6 +127,7 @@ const EVENT_TYPE_RECORD: Record<AgentEventType, true> = {
   ProgressMessage: true, InputRejected: true, ParallelLoopStart: true, ParallelLoopEnd: true, CompactionStart: true,
   CompactionEnd: true, RetryScheduled: true, HookError: true,
   ModelFallback: true,
+  GuardrailTripped: true,
   ToolApprovalRequested: true, ToolApprovalResolved: true,
 };
 const EVENT_TYPES = Object.keys(EVENT_TYPE_RECORD) as [AgentEventType, ...AgentEventType[]];
@@ -183,6 +186,10 @@ function buildSessionCheck(): Check<Session> {
     status: loopStatus,
     stopReason: optional(stopReason),
     rejection: optional(string),
+    stoppedBy: optional(tagged<StoppedBy>('kind', {
+      stopWhen: object({ kind: oneOf(['stopWhen']), condition: string }),
+      guardrail: object({ kind: oneOf(['guardrail']), guardrail: string, stage: oneOf(['input', 'output']), info: unknown }),
+    })),
     messages: agentMessages,
     usage,
     metadata: unknown,

@@ -271,6 +271,7 @@ export class SessionRecorder implements AgentEventSink {
     record.endedAt = e.timestamp;
     if (e.stopReason !== undefined) record.stopReason = e.stopReason;
     if (e.rejection !== undefined) record.rejection = e.rejection;
+    if (e.stoppedBy !== undefined) record.stoppedBy = e.stoppedBy;
     record.messages = Array.isArray(e.messages) ? e.messages.slice() : [];
     record.usage = isUsage(e.usage) ? { ...e.usage } : Usage.empty();
   }

@@ -24,6 +24,7 @@ export const EVENT_LETTERS: Readonly<Record<AgentEventType, string>> = {
   CompactionEnd: 'c',
   RetryScheduled: 'r',
   ModelFallback: 'F',
+  GuardrailTripped: 'G',
   HookError: 'H',
   ToolApprovalRequested: 'V',
   ToolApprovalResolved: 'v',
@@ -57,6 +58,8 @@ export function describeEvent(e: AgentEvent): string {
       return `AgentEnd:${e.stopReason}`;
     case 'ModelFallback':
       return `ModelFallback:${e.from.id}>${e.to.id}`;
+    case 'GuardrailTripped':
+      return `GuardrailTripped:${e.guardrail}`;
     default:
       return e.type;
   }

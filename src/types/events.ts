@@ -38,7 +38,17 @@ export interface AgentEndEvent {
   output?: unknown;
   /** The structured output's failure, when the answer still did not match after the corrective turn. */
   outputError?: OutputFailure;
+  /** What ended the run when a stop condition (`stopWhen`) or a guardrail did. */
+  stoppedBy?: StoppedBy;
 }
+
+/** The kinds of guardrail (`config.guardrails`). */
+export type GuardrailKind = 'input' | 'output' | 'toolInput' | 'toolOutput';
+
+/** A stop condition that held (`condition`: its label), or a guardrail that tripped and ended the run. */
+export type StoppedBy =
+  | { readonly kind: 'stopWhen'; readonly condition: string }
+  | { readonly kind: 'guardrail'; readonly guardrail: string; readonly stage: 'input' | 'output'; readonly info?: unknown };
 
 export interface TurnStartEvent {
   type: 'TurnStart';
@@ -221,6 +231,23 @@ export interface ModelFallbackEvent {
   timestamp: number;
 }
 
+/**
+ * A guardrail tripped and ends the run (`AgentEnd.stoppedBy` names it too): an input guardrail
+ * (the model call in flight is cut) or an output guardrail (the final answer is refused).
+ */
+export interface GuardrailTrippedEvent {
+  type: 'GuardrailTripped';
+  loopId: string;
+  turnIndex: number;
+  guardrail: string;
+  kind: GuardrailKind;
+  /** What the guardrail's verdict carried. */
+  info?: unknown;
+  /** The guardrail failed (threw, or answered no verdict) and a failure trips (`guardrails.onError`). */
+  error?: string;
+  timestamp: number;
+}
+
 /** A hook, policy or filter threw; the loop reported it and went on as if it had said continue. */
 export interface HookErrorEvent {
   type: 'HookError';
@@ -281,6 +308,7 @@ export type AgentEvent =
   | RetryScheduledEvent
   | ModelFallbackEvent
   | HookErrorEvent
+  | GuardrailTrippedEvent
   | ToolApprovalRequestedEvent
   | ToolApprovalResolvedEvent;
 

@@ -145,6 +145,8 @@ export class AgentTracing {
       const last = [...e.messages].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
       fail(loop.span, errorTypeOf(last?.errorMessage), last?.errorMessage);
     }
+    // A tripped guardrail fails the run's span, named by the guardrail.
+    if (e.stoppedBy?.kind === 'guardrail') fail(loop.span, e.stoppedBy.guardrail, `${e.stoppedBy.stage} guardrail "${e.stoppedBy.guardrail}" tripped`);
     loop.span.end(at(e.timestamp));
     this.loops.delete(e.loopId);
   }

@@ -1,5 +1,5 @@
 import { from, isObservable, Observable, of, type OperatorFunction } from 'rxjs';
-import type { AgentEvent } from '../../types/events.js';
+import type { AgentEvent, StoppedBy } from '../../types/events.js';
 import { type AgentMessage, type AssistantMessage, type StopReason, type ToolResultMessage } from '../../types/message.js';
 import type { StreamRequest } from '../../types/provider.js';
 import { Usage } from '../../types/usage.js';
@@ -57,6 +57,8 @@ export interface LoopState {
   readonly startedAt?: number;
   /** Where the structured output stands, once `checkOutput` looked at the answer. */
   readonly output?: OutputOutcome;
+  /** What ended the run when a stop condition or a guardrail did (carried on `AgentEnd`). */
+  readonly stoppedBy?: StoppedBy;
   /**
    * What the run is and is given (ids, prompts, first trigger, abort signal, queues, call
    * cancellations, approval), when it was started with them (`agentLoop` does): the stages whose
@@ -161,7 +163,7 @@ export function loopState(loopId: string, messages: readonly AgentMessage[] = []
     loopId, messages, pending, turnIndex: 0, ended: undefined, request: undefined, partial: undefined,
     assistant: undefined, failure: undefined, toolResults: undefined, stopRequested: undefined, newMessages: [],
     sinceRequest: [], usage: Usage.empty(), lastStopReason: undefined, rejection: undefined, steeredAt: undefined,
-    overflowRecovered: undefined, startedAt: undefined, output: undefined, run,
+    overflowRecovered: undefined, startedAt: undefined, output: undefined, stoppedBy: undefined, run,
   });
 }
 

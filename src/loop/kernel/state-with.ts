@@ -30,7 +30,7 @@ export function copyState(state: LoopState): LoopStateDraft {
 const FIELDS = new Set([
   'type', 'loopId', 'messages', 'pending', 'turnIndex', 'ended', 'request', 'partial', 'assistant', 'failure', 'toolResults',
   'stopRequested', 'newMessages', 'sinceRequest', 'usage', 'lastStopReason', 'rejection', 'steeredAt', 'overflowRecovered',
-  'startedAt', 'output', 'run',
+  'startedAt', 'output', 'stoppedBy', 'run',
 ]);
 
 function hasOnlyStateFields(state: LoopState): boolean {
@@ -61,6 +61,7 @@ export class StateRecord implements LoopStateDraft {
   declare overflowRecovered: LoopState['overflowRecovered'];
   declare startedAt: LoopState['startedAt'];
   declare output: LoopState['output'];
+  declare stoppedBy: LoopState['stoppedBy'];
   declare run: LoopState['run'];
 
   constructor(s: Omit<LoopState, 'type'>) {
@@ -85,6 +86,7 @@ export class StateRecord implements LoopStateDraft {
     this.overflowRecovered = s.overflowRecovered;
     this.startedAt = s.startedAt;
     this.output = s.output;
+    this.stoppedBy = s.stoppedBy;
     this.run = s.run;
   }
 }

@@ -51,6 +51,7 @@ function agentEnd(state: LoopState, signal: AbortSignal | undefined, timestamp: 
     timestamp,
     stopReason: signal?.aborted ? 'aborted' : (state.ended ?? state.lastStopReason ?? 'stop'),
     ...(state.rejection !== undefined ? { rejection: state.rejection } : {}),
+    ...(state.stoppedBy !== undefined ? { stoppedBy: state.stoppedBy } : {}),
     ...outputFields(state.output),
   };
 }

@@ -2,6 +2,7 @@ import { asyncScheduler, from, identity, type MonoTypeOperatorFunction, type Obs
 import type { AgentEvent } from '../../types/events.js';
 import type { ToolCall } from '../../types/content.js';
 import { type AgentMessage, type ToolResultMessage, toolCallsOf, type TurnId, withTurnId } from '../../types/message.js';
+import type { AnyTool } from '../../types/tool.js';
 import { TOOL_TEXTS } from '../../sources/tool-run.js';
 import { type DirectDispatch, directDispatch, dispatchTools, type DispatchToolsOptions } from '../../operators/dispatch-tools.js';
 import { type LoopStage, type LoopState, type RunInfo, stateByState } from '../kernel/loop-state.js';
@@ -11,6 +12,8 @@ import { copyState } from '../kernel/state-with.js';
 export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId' | 'messages' | 'onStop' | 'onInject'> {
   /** A user stage over the calls before dispatch (not applied to a truncated message); a call it drops gets an error result. */
   toolCalls?: MonoTypeOperatorFunction<ToolCall>;
+  /** The tools a turn offered, when they differ from `tools` (`prepareTurn`): its calls run with those only. */
+  toolsOf?(state: LoopState): readonly AnyTool[] | undefined;
 }
 
 /**
@@ -41,7 +44,7 @@ export interface RunToolCallsOptions extends Omit<DispatchToolsOptions, 'loopId'
  *   .subscribe((out) => isLoopState(out) && console.log(out.toolResults));
  */
 export function runToolCalls(options: RunToolCallsOptions): LoopStage {
-  const { toolCalls, ...dispatch } = options;
+  const { toolCalls, toolsOf, ...dispatch } = options;
   const now = options.now ?? (() => (options.scheduler ?? asyncScheduler).now());
   // Nothing to wait for in the configuration: the calls run as plain calls, one dispatch per run
   // (kept by the state's `run`, so that one stage serves interleaved runs; by loop id without one).
@@ -88,11 +91,12 @@ export function runToolCalls(options: RunToolCallsOptions): LoopStage {
         done();
       },
     };
-    const run = truncated ? undefined : directFor(state);
+    const turnTools = toolsOf?.(state);
+    const run = truncated || turnTools ? undefined : directFor(state);
     if (run) return run(calls, events, turnId);
     const subscription = from(calls).pipe(
       truncated ? identity : (toolCalls ?? identity),
-      dispatchTools(Object.assign({}, dispatch, state.run && fromRun(dispatch, state.run), {
+      dispatchTools(Object.assign({}, dispatch, state.run && fromRun(dispatch, state.run), turnTools && { tools: turnTools }, {
         loopId: state.loopId,
         turnId,
         now,

@@ -65,6 +65,7 @@ const KNOWN_EVENT_TYPES: Readonly<Record<AgentEventType, true>> = {
   CompactionEnd: true,
   RetryScheduled: true,
   ModelFallback: true,
+  GuardrailTripped: true,
   HookError: true,
   ToolApprovalRequested: true,
   ToolApprovalResolved: true,
