@@ -71,7 +71,7 @@ export interface AnthropicRequestBody {
   tools?: Array<{ name: string; description: string; input_schema: Record<string, unknown>; cache_control?: CacheControl }>;
   thinking?: { type: 'enabled'; budget_tokens: number };
   temperature?: number;
-  tool_choice?: { type: 'tool'; name: string; disable_parallel_tool_use: true } | { type: 'any'; disable_parallel_tool_use: true } | { type: 'auto' };
+  tool_choice?: { type: 'tool'; name: string; disable_parallel_tool_use?: true } | { type: 'any'; disable_parallel_tool_use?: true } | { type: 'auto' };
 }
 
 /**
@@ -95,6 +95,7 @@ export function buildAnthropicRequest(request: StreamRequest): AnthropicRequestB
   };
   if (request.systemPrompt) body.system = [{ type: 'text', text: request.systemPrompt }];
   if (request.tools.length > 0) body.tools = request.tools.map(toAnthropicTool);
+  if (request.toolChoice !== undefined && request.tools.length > 0) body.tool_choice = request.toolChoice === 'required' ? { type: 'any' } : { type: 'tool', name: request.toolChoice.tool };
   if (request.responseFormat) addOutputTool(body, request.responseFormat, budget !== undefined);
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget };
   // With thinking on, the API accepts no temperature but the default.

@@ -61,6 +61,7 @@ export function buildBedrockBody(request: StreamRequest): BedrockRequestBody {
   const format = request.responseFormat;
   const tools = format ? [...request.tools, { name: format.name, description: outputToolDescription(format), parameters: format.schema }] : request.tools;
   const choice = format ? outputToolChoice(request.tools.length, thinking) : undefined;
+  const forced = request.toolChoice;
   return compact({
     messages,
     system: request.systemPrompt === '' ? undefined : [{ text: request.systemPrompt }, ...(cache.system ? [CACHE_POINT] : [])],
@@ -75,6 +76,8 @@ export function buildBedrockBody(request: StreamRequest): BedrockRequestBody {
             ],
             // Structured output: force a tool call (see output-tool.ts).
             ...(choice === undefined ? {} : { toolChoice: choice === 'output' ? { tool: { name: format!.name } } : choice === 'any' ? { any: {} } : { auto: {} } }),
+            // A forced call of the request's own (prepareTurn's toolChoice).
+            ...(forced === undefined ? {} : { toolChoice: forced === 'required' ? { any: {} } : { tool: { name: forced.tool } } }),
           },
     additionalModelRequestFields: thinking ? { thinking: { type: 'enabled', budget_tokens: budget } } : undefined,
   });

@@ -56,7 +56,7 @@ export interface GoogleRequestBody {
   contents: GoogleContent[];
   systemInstruction?: { parts: Array<{ text: string }> };
   tools?: Array<{ functionDeclarations: Array<{ name: string; description: string; parametersJsonSchema: Record<string, unknown> }> }>;
-  toolConfig?: { functionCallingConfig: { mode: 'AUTO' } };
+  toolConfig?: { functionCallingConfig: { mode: 'AUTO' | 'ANY'; allowedFunctionNames?: string[] } };
   generationConfig: {
     maxOutputTokens?: number;
     temperature?: number;
@@ -97,7 +97,7 @@ export function buildGoogleBody(request: StreamRequest, idPrefix = 'google-fc-')
               })),
             },
           ],
-    toolConfig: request.tools.length === 0 ? undefined : { functionCallingConfig: { mode: 'AUTO' as const } },
+    toolConfig: request.tools.length === 0 ? undefined : { functionCallingConfig: googleToolChoice(request.toolChoice) },
     generationConfig: compact({
       maxOutputTokens: maxTokensOf(request),
       temperature: request.temperature,
@@ -237,3 +237,9 @@ export function createGoogleProvider(http: ProviderHttpOptions = {}): Provider {
 
 /** The Gemini Provider with default transport settings. */
 export const googleProvider: Provider = createGoogleProvider();
+
+/** How a request with tools calls them: the model chooses (`AUTO`), unless the request forces a call (`ANY`, of one when named). */
+function googleToolChoice(choice: StreamRequest['toolChoice']): { mode: 'AUTO' | 'ANY'; allowedFunctionNames?: string[] } {
+  if (choice === undefined) return { mode: 'AUTO' };
+  return choice === 'required' ? { mode: 'ANY' } : { mode: 'ANY', allowedFunctionNames: [choice.tool] };
+}

@@ -59,6 +59,7 @@ export interface ChatCompletionsBody {
   stream: true;
   stream_options?: { include_usage: true };
   tools?: Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }>;
+  tool_choice?: 'required' | { type: 'function'; function: { name: string } };
   max_tokens?: number;
   max_completion_tokens?: number;
   reasoning_effort?: 'low' | 'medium' | 'high';
@@ -92,6 +93,8 @@ export function buildChatCompletionsRequest(request: StreamRequest): ChatComplet
       type: 'function',
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
+    const choice = request.toolChoice;
+    if (choice !== undefined) body.tool_choice = choice === 'required' ? 'required' : { type: 'function', function: { name: choice.tool } };
   }
   const maxTokens = maxTokensOf(request);
   if (maxTokens !== undefined) body[compat.maxTokensField] = maxTokens;

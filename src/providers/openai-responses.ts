@@ -65,7 +65,7 @@ export interface ResponsesRequestBody {
   max_output_tokens?: number;
   temperature?: number;
   tools?: Array<{ type: 'function'; name: string; description: string; parameters: Record<string, unknown>; strict: false }>;
-  tool_choice?: 'auto';
+  tool_choice?: 'auto' | 'required' | { type: 'function'; name: string };
   reasoning?: { effort: 'low' | 'medium' | 'high'; summary: 'auto' };
   include?: string[];
   prompt_cache_key?: string;
@@ -122,7 +122,7 @@ export function buildResponsesBody(request: StreamRequest): ResponsesRequestBody
             parameters: t.parameters,
             strict: false as const,
           })),
-    tool_choice: request.tools.length === 0 ? undefined : ('auto' as const),
+    tool_choice: request.tools.length === 0 ? undefined : responsesToolChoice(request.toolChoice),
     reasoning: effort === undefined ? undefined : { effort, summary: 'auto' as const },
     include: effort === undefined ? undefined : ['reasoning.encrypted_content'],
     // The Responses API caches prompt prefixes on its own; the key keeps one session's turns on one cache.
@@ -258,3 +258,9 @@ export function createOpenAiResponsesProvider(http: ProviderHttpOptions = {}): P
 
 /** The OpenAI Responses Provider with default transport settings. */
 export const openaiResponsesProvider: Provider = createOpenAiResponsesProvider();
+
+/** `tool_choice` of a request with tools: the model chooses, unless the request forces a call. */
+function responsesToolChoice(choice: StreamRequest['toolChoice']): NonNullable<ResponsesRequestBody['tool_choice']> {
+  if (choice === undefined) return 'auto';
+  return choice === 'required' ? 'required' : { type: 'function', name: choice.tool };
+}

@@ -63,6 +63,8 @@ export interface StreamRequest {
   cacheConfig: CacheConfig;
   /** Resolved per call by `getApiKey`, else the model's own key. */
   apiKey?: string;
+  /** The model must call a tool: any one of `tools` (`required`) or the one named. Absent: the model chooses. */
+  toolChoice?: ToolChoice;
   sessionId?: string;
   /**
    * Structured output (`config.output`): the answer must be JSON matching `schema`. OpenAI and
@@ -71,6 +73,9 @@ export interface StreamRequest {
    */
   responseFormat?: ResponseFormat;
 }
+
+/** A tool call the request forces (`StreamRequest.toolChoice`): any tool offered, or the one named. */
+export type ToolChoice = 'required' | { readonly tool: string };
 
 /** The JSON the answer must be: a name the API sees, and an object's JSON Schema. */
 export interface ResponseFormat {

@@ -1,6 +1,6 @@
 import { asyncScheduler, concatMap, map, type Observable, of, type SchedulerLike } from 'rxjs';
 import { type AgentMessage, type Message, toLlmMessages } from '../../types/message.js';
-import type { ModelConfig, Provider, StreamRequest } from '../../types/provider.js';
+import type { ModelConfig, Provider, StreamRequest, ToolChoice } from '../../types/provider.js';
 import type { AnyTool, ToolDefinition } from '../../types/tool.js';
 import type { HookResult } from '../../types/hooks.js';
 import { AgentError, errorMessage } from '../../types/errors.js';
@@ -22,8 +22,8 @@ export interface TurnPreparation {
   activeTools?: readonly string[];
   /** The tools the model sees and may call this turn, instead of the context's. */
   tools?: readonly AnyTool[];
-  /** Whether the model may call tools this turn (`auto`, the default) or not (`none`: no tool is offered). */
-  toolChoice?: 'auto' | 'none';
+  /** Whether the model chooses (`auto`, the default), may call no tool (`none`: none is offered), must call one (`required`) or the one named (`{ tool }`). */
+  toolChoice?: 'auto' | 'none' | ToolChoice;
   /** The system prompt of this turn's call. */
   systemPrompt?: string;
   /** The messages this turn's call sends, instead of the context (the context itself is not changed). */
@@ -162,7 +162,6 @@ function checked(answer: unknown, byName: ReadonlyMap<string, AnyTool>): TurnPre
   if (answer === null || typeof answer !== 'object' || Array.isArray(answer)) throw invalid(`expected an object or undefined, got ${answer === null ? 'null' : typeof answer}`);
   const prep = answer as TurnPreparation;
   if (prep.activeTools !== undefined && prep.tools !== undefined) throw invalid('give tools or activeTools, not both');
-  if (prep.toolChoice !== undefined && prep.toolChoice !== 'auto' && prep.toolChoice !== 'none') throw invalid(`toolChoice: expected 'auto' or 'none', got ${JSON.stringify(prep.toolChoice)}`);
   if (prep.systemPrompt !== undefined && typeof prep.systemPrompt !== 'string') throw invalid('systemPrompt: expected a string');
   if (prep.messages !== undefined && !Array.isArray(prep.messages)) throw invalid('messages: expected an array of messages');
   if (prep.tools !== undefined && !Array.isArray(prep.tools)) throw invalid('tools: expected an array of tools');
@@ -185,9 +184,23 @@ function withoutModel(request: StreamRequest, prep: TurnPreparation, convertToLl
   const next: StreamRequest = { ...request };
   if (prep.tools !== undefined) next.tools = prep.tools.map(definitionOf);
   if (prep.toolChoice === 'none') next.tools = []; // no tool offered: none can be called, on every API
+  else if (prep.toolChoice !== undefined && prep.toolChoice !== 'auto') next.toolChoice = forcedChoice(prep.toolChoice, next);
   if (prep.systemPrompt !== undefined) next.systemPrompt = prep.systemPrompt;
   if (prep.messages !== undefined) next.messages = (convertToLlm ?? toLlmMessages)(prep.messages);
   return next;
+}
+
+/** A forced tool call, checked against the tools the call offers. */
+function forcedChoice(choice: unknown, request: StreamRequest): ToolChoice {
+  if (request.responseFormat !== undefined) throw invalid('toolChoice: a forced tool call and structured output (config.output) cannot share a call');
+  if (choice === 'required') {
+    if (request.tools.length === 0) throw invalid('toolChoice: "required" but no tool is offered this turn');
+    return choice;
+  }
+  const tool = choice !== null && typeof choice === 'object' ? (choice as { tool?: unknown }).tool : undefined;
+  if (typeof tool !== 'string') throw invalid(`toolChoice: expected 'auto', 'none', 'required' or { tool: name }, got ${JSON.stringify(choice)}`);
+  if (!request.tools.some((t) => t.name === tool)) throw invalid(`toolChoice: no tool named ${JSON.stringify(tool)} is offered this turn`);
+  return { tool };
 }
 
 /** The request for another model: one provider's key is never sent to another. */
