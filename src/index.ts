@@ -3,10 +3,8 @@
 export * from './types/index.js';
 export * from './context/index.js';
 export * from './operators/index.js';
-export { agentLoop, agentLoopContinue } from './loop/agent-loop.js';
-export type { AgentContext, AgentLoopConfig, PipelineOperators } from './loop/config.js';
-export { configSegment, loopIdFor, continuationTag } from './loop/ids.js';
-export { type ModelChoice, checkModelChain, resolveModelChain } from './loop/model-chain.js';
+export * from './loop/index.js';
+export { openToolCalls } from './types/open-tool-calls.js';
 export { defineTool, type ArgsOf, type ToolSpec } from './tools/define-tool.js';
 export type { StandardIssue, StandardResult, StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';

@@ -2,11 +2,12 @@ import { defer, map, type Observable, type Observer, throwError } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
 import type { AgentMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
+import { eventsOf, loopStages, type LoopStage, loopState, type LoopState, type RunInfo, repeatTurns, whenTurnDue } from './kernel/index.js';
 import {
   admitPrompts, afterTurnHook, answerOpenCalls, beforeTurnHook, buildRequest, callModel, checkOutput, compactContext, decideNext, endRun, endTurn,
-  eventsOf, injectQueued, limitTurns, loopStages, type LoopStage, loopState, type LoopState, onErrorHook, type RunInfo, postTurnPolicies, preTurnPolicies,
-  recordAssistant, recordToolResults, recoverOverflow, repeatTurns, runToolCalls, settleCall, startRun, startTurn, takeSteering, whenTurnDue,
-} from '../operators/index.js';
+  injectQueued, limitTurns, onErrorHook, postTurnPolicies, preTurnPolicies, recordAssistant, recordToolResults, recoverOverflow, runToolCalls,
+  settleCall, startRun, startTurn, takeSteering,
+} from './stages/index.js';
 import { runStage, type StageSink } from './kernel/loop-state.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 import type { AnyTool } from '../types/tool.js';

@@ -11,7 +11,7 @@ import type { LoopHooks, PreDispatchPolicy } from '../types/hooks.js';
 import { TOOL_TEXTS } from '../sources/tool-run.js';
 import type { ToolApprovalConfig } from './request-approval.js';
 import type { ToolCallCancel } from './internal/call-cancellations.js';
-import { Dispatch } from './internal/tool-dispatcher.js';
+import { ToolDispatcher } from './internal/tool-dispatcher.js';
 
 /** What dispatch needs to know about steering at its checkpoints. */
 export interface SteeringCheck {
@@ -81,7 +81,7 @@ export interface DispatchToolsOptions {
 export function dispatchTools(options: DispatchToolsOptions): OperatorFunction<ToolCall, AgentEvent> {
   return (calls$) =>
     defer(() => {
-      const dispatch = new Dispatch(options);
+      const dispatch = new ToolDispatcher(options);
       const cancels = dispatch.cancels && options.cancel$ ? dispatch.cancels.connect(options.cancel$) : undefined;
       const strategy = options.strategy ?? 'parallel';
       let events$: Observable<AgentEvent>;
@@ -111,7 +111,7 @@ export type DirectDispatch = (calls: readonly ToolCall[], out: Observer<AgentEve
 export function directDispatch(options: DispatchToolsOptions): DirectDispatch | undefined {
   const strategy = options.strategy ?? 'parallel';
   if (strategy !== 'parallel' && strategy !== 'sequential') return undefined;
-  const dispatch = new Dispatch(options);
+  const dispatch = new ToolDispatcher(options);
   if (!dispatch.isDirect()) return undefined;
   return strategy === 'parallel' ? (calls, out, turnId) => dispatch.parallel(calls, out, turnId) : (calls, out, turnId) => dispatch.sequential(calls, out, turnId);
 }

@@ -222,7 +222,7 @@ export function deniedText(toolName: string, reason: string | undefined): string
 }
 
 /**
- * Dispatch's approval step for one call: `undefined` when the call needs no approval, else the
+ * The tool dispatcher's approval step for one call: `undefined` when the call needs no approval, else the
  * request, the answer, and then `run` with the approved arguments or `end` with the error text
  * the model reads (denied, aborted, cancelled). A `needsApproval` predicate gets `validArgs` (the
  * arguments as validated); one that throws is reported as HookError and the call waits for approval.

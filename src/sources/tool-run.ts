@@ -76,7 +76,7 @@ export function runTool(tool: AnyTool, args: unknown, options: RunToolOptions): 
 
 /**
  * `runTool` without the Observable around it: starts the tool now and reports to `sink`; the
- * returned function stops it (the tool's signal aborts unless it already finished). Dispatch calls
+ * returned function stops it (the tool's signal aborts unless it already finished). The tool dispatcher calls
  * this once per tool call, so a plain run costs no subscriptions: the tool's AbortController is
  * made only when the tool reads `ctx.signal`, and abort, interrupt and timeout are watched only
  * when configured.

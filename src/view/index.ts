@@ -1,5 +1,4 @@
 export * from './partial-message.js';
 export * from './transcript-state.js';
 export * from './transcript.js';
-export * from './text-deltas.js';
 export * from './latest-per-frame.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { lastValueFrom, of, toArray } from 'rxjs';
 import { main, ownLoop, summariseOlderTurns, vetoTool } from '../../examples/own-loop.js';
-import { isLoopState, loopState, type LoopState } from '../../src/operators/index.js';
+import { isLoopState, loopState, type LoopState } from '../../src/index.js';
 import { textOf, userMessage } from '../../src/types/message.js';
 
 describe('examples/own-loop', () => {

@@ -17,7 +17,7 @@ import { SteeringInterrupts } from './steering-interrupts.js';
 import type { DispatchToolsOptions } from '../dispatch-tools.js';
 
 /** The state of a dispatch: which tools exist, whether the rest is skipped, and why (for `directDispatch`, of every message of a loop). */
-export class Dispatch {
+export class ToolDispatcher {
   /** The tools by name, made on first look-up of a long list. */
   private byName: Map<string, AnyTool> | undefined;
   private readonly scheduler: SchedulerLike;

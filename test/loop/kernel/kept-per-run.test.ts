@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keptPerRun, loopState, type RunInfo } from '../../../src/operators/index.js';
+import { keptPerRun, loopState, type RunInfo } from '../../../src/index.js';
 
 const run = (agentId: string): RunInfo => ({ agentId, sessionId: 's', firstTrigger: 'user' });
 

@@ -3,7 +3,7 @@ import { from, lastValueFrom, map, Observable, type OperatorFunction, toArray } 
 import { TestScheduler } from 'rxjs/testing';
 import {
   eventsOf, isLoopState, loopStage, loopStages, loopState, repeatTurns, stateByState, type LoopOutput, type LoopStage, type LoopState,
-} from '../../../src/operators/index.js';
+} from '../../../src/index.js';
 
 /** Calls `then` 3 virtual ms after subscription (a cold marble's first value). */
 function setTimeoutVirtual(cold: (marbles: string) => Observable<unknown>, then: () => void): { unsubscribe(): void } {

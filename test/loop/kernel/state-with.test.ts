@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { copyState, loopState, type LoopState, stateWith } from '../../../src/operators/index.js';
+import { copyState, loopState, type LoopState, stateWith } from '../../../src/index.js';
 import { userMessage } from '../../../src/types/message.js';
 
 describe('stateWith / copyState', () => {

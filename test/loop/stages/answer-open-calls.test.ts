@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filter, map, type OperatorFunction, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { answerOpenCalls, isLoopState, loopState, openToolCalls, recordToolResults, runToolCalls, type LoopOutput, type LoopState } from '../../../src/operators/index.js';
+import { answerOpenCalls, isLoopState, loopState, openToolCalls, recordToolResults, runToolCalls, type LoopOutput, type LoopState } from '../../../src/index.js';
 import type { ToolCall } from '../../../src/types/content.js';
 import { emptyAssistant, textOf, userMessage, type AgentMessage, type AssistantMessage, type ToolResultMessage } from '../../../src/types/message.js';
 import type { AnyTool } from '../../../src/types/tool.js';

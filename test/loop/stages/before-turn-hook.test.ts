@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { afterTurnHook, beforeTurnHook, loopState, type LoopState } from '../../../src/operators/index.js';
+import { afterTurnHook, beforeTurnHook, loopState, type LoopState } from '../../../src/index.js';
 import { emptyAssistant, userMessage, type AgentMessage } from '../../../src/types/message.js';
 import type { Usage } from '../../../src/types/usage.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { from, lastValueFrom, map, toArray } from 'rxjs';
-import { buildRequest, isLoopState, loopState, withRecords, type LoopState } from '../../../src/operators/index.js';
+import { buildRequest, isLoopState, loopState, withRecords, type LoopState } from '../../../src/index.js';
 import { DEFAULT_CACHE_CONFIG } from '../../../src/types/config.js';
 import { emptyAssistant, toLlmMessages, userMessage, type AgentMessage, type LlmMessage } from '../../../src/types/message.js';
 

@@ -3,7 +3,7 @@ import { lastValueFrom, type Observable, of, tap, throwError, toArray } from 'rx
 import { TestScheduler } from 'rxjs/testing';
 import {
   callModelWithFallback, fallbackReason, loopState, type LoopOutput, type LoopState,
-} from '../../../src/operators/index.js';
+} from '../../../src/index.js';
 import { withCircuitBreaker } from '../../../src/providers/index.js';
 import { ProviderError } from '../../../src/types/errors.js';
 import { emptyAssistant, userMessage, type AssistantMessage } from '../../../src/types/message.js';

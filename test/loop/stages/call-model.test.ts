@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { map, type Observable, tap } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { callModel, loopState, type LoopOutput, type LoopState } from '../../../src/operators/index.js';
+import { callModel, loopState, type LoopOutput, type LoopState } from '../../../src/index.js';
 import { ProviderError } from '../../../src/types/errors.js';
 import { emptyAssistant, userMessage, type AssistantMessage } from '../../../src/types/message.js';
 import type { Provider, StreamEvent, StreamRequest } from '../../../src/types/provider.js';

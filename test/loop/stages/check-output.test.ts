@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
-import { checkOutput, loopState, type LoopState } from '../../../src/operators/index.js';
+import { checkOutput, loopState, type LoopState } from '../../../src/index.js';
 import { emptyAssistant, userMessage, type AssistantMessage } from '../../../src/types/message.js';
 import type { StandardSchemaV1 } from '../../../src/tools/standard-schema.js';
 

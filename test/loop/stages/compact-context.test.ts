@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { compactContext, isLoopState, loopState, type LoopState } from '../../../src/operators/index.js';
+import { compactContext, isLoopState, loopState, type LoopState } from '../../../src/index.js';
 import { compactMessages } from '../../../src/context/compaction.js';
 import { estimateContextTokens } from '../../../src/context/tokens.js';
 import { DEFAULT_CONTEXT_CONFIG } from '../../../src/types/config.js';

@@ -3,7 +3,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { map } from 'rxjs';
 import {
   askHook, decideNext, limitTurns, loopStage, loopStages, loopState, takeSteering, whenTurnDue, type LoopState,
-} from '../../../src/operators/index.js';
+} from '../../../src/index.js';
 import { InputVerdict, type InputFilter, type PostLoopPolicy } from '../../../src/types/hooks.js';
 import { emptyAssistant, textOf, userMessage, type AgentMessage, type ToolResultMessage } from '../../../src/types/message.js';
 import { Usage } from '../../../src/types/usage.js';

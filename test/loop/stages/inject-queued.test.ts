@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { tap } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { injectQueued, loopState, type LoopState } from '../../../src/operators/index.js';
+import { injectQueued, loopState, type LoopState } from '../../../src/index.js';
 import { type InputFilter, InputVerdict } from '../../../src/types/hooks.js';
 import { textOf, userMessage, type AgentMessage } from '../../../src/types/message.js';
 

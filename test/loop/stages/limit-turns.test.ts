@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { limitTurns, loopState, type LoopState } from '../../../src/operators/index.js';
+import { limitTurns, loopState, type LoopState } from '../../../src/index.js';
 import { emptyAssistant, type AssistantMessage } from '../../../src/types/message.js';
 import { Usage, type CostConfig } from '../../../src/types/usage.js';
 

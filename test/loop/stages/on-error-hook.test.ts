@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { loopState, onErrorHook, type LoopState } from '../../../src/operators/index.js';
+import { loopState, onErrorHook, type LoopState } from '../../../src/index.js';
 import { emptyAssistant } from '../../../src/types/message.js';
 import { ProviderError } from '../../../src/types/errors.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { Observable } from 'rxjs';
-import { loopState, postTurnPolicies, type LoopState } from '../../../src/operators/index.js';
+import { loopState, postTurnPolicies, type LoopState } from '../../../src/index.js';
 import { emptyAssistant, userMessage, type AssistantMessage, type ToolResultMessage } from '../../../src/types/message.js';
 import type { PostTurnContext, PostTurnPolicy } from '../../../src/types/hooks.js';
 

@@ -3,7 +3,7 @@ import { TestScheduler } from 'rxjs/testing';
 import { map } from 'rxjs';
 import {
   loopState, preTurnPolicies, recordAssistant, recordToolResults, recoverOverflow, type LoopState,
-} from '../../../src/operators/index.js';
+} from '../../../src/index.js';
 import { ProviderError } from '../../../src/types/errors.js';
 import type { PreTurnPolicy } from '../../../src/types/hooks.js';
 import { emptyAssistant, userMessage, type AssistantMessage, type ToolResultMessage } from '../../../src/types/message.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filter, map, type OperatorFunction, timer } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { isLoopState, loopState, runToolCalls, type LoopOutput, type LoopState } from '../../../src/operators/index.js';
+import { isLoopState, loopState, runToolCalls, type LoopOutput, type LoopState } from '../../../src/index.js';
 import { TOOL_TEXTS } from '../../../src/sources/tool-run.js';
 import type { ToolCall } from '../../../src/types/content.js';
 import { emptyAssistant, textOf, userMessage, type AssistantMessage, type LlmMessage, type StopReason } from '../../../src/types/message.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { loopState, settleCall, type LoopState } from '../../../src/operators/index.js';
+import { loopState, settleCall, type LoopState } from '../../../src/index.js';
 import { emptyAssistant, type AssistantMessage } from '../../../src/types/message.js';
 import { ProviderError } from '../../../src/types/errors.js';
 import { Usage } from '../../../src/types/usage.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { admitPrompts, endRun, loopState, type RunInfo, startRun, type LoopState } from '../../../src/operators/index.js';
+import { admitPrompts, endRun, loopState, type RunInfo, startRun, type LoopState } from '../../../src/index.js';
 import { AgentError } from '../../../src/types/errors.js';
 import { InputVerdict, type InputFilter } from '../../../src/types/hooks.js';
 import { emptyAssistant, textOf, userMessage, type AgentMessage } from '../../../src/types/message.js';

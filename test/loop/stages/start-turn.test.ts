@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
 import { of } from 'rxjs';
-import { buildRequest, endTurn, loopState, startTurn, type LoopState } from '../../../src/operators/index.js';
+import { buildRequest, endTurn, loopState, startTurn, type LoopState } from '../../../src/index.js';
 import { emptyAssistant, toLlmMessages, userMessage, type AssistantMessage, type ToolResultMessage } from '../../../src/types/message.js';
 import { DEFAULT_CACHE_CONFIG } from '../../../src/types/config.js';
 

@@ -8,7 +8,7 @@ import type { RunCommand } from '../commands.js';
 import { RunLog } from '../run-log.js';
 
 /** What the command channel can do to a run; a missing one refuses that command. */
-export interface RunControls {
+export interface RunCommandHandlers {
   steer?(text: string): void;
   followUp?(text: string): void;
   abort?(): void;
@@ -59,7 +59,7 @@ export interface EventStreamHubOptions {
 
 interface HostedRun {
   readonly log: RunLog;
-  readonly controls: RunControls;
+  readonly controls: RunCommandHandlers;
   connections: number;
 }
 
@@ -108,7 +108,7 @@ export class EventStreamHub {
   }
 
   /** Starts serving a run (subscribes to it now) and returns its id. */
-  start(events$: Observable<AgentEvent>, controls: RunControls = {}, runId: string = (this.options.ids ?? defaultId)()): string {
+  start(events$: Observable<AgentEvent>, controls: RunCommandHandlers = {}, runId: string = (this.options.ids ?? defaultId)()): string {
     if (this.runs.has(runId)) throw new Error(`EventStreamHub: run id "${runId}" is already in use`);
     const { bufferSize, coalesceDeltasMs, scheduler, bufferBytes } = this.options;
     this.runs.set(runId, { log: new RunLog(events$, bufferSize, { coalesceDeltasMs, scheduler, maxBytes: bufferBytes }), controls, connections: 0 });
@@ -117,7 +117,7 @@ export class EventStreamHub {
 
   /** Prompts a BasicAgent and serves the run, with steer, follow-up and abort wired to the agent. */
   startAgent(agent: SteerableAgent, input: string, runId?: string): string {
-    const controls: RunControls = { steer: (t) => agent.steer(t), followUp: (t) => agent.followUp(t), abort: () => agent.abort() };
+    const controls: RunCommandHandlers = { steer: (t) => agent.steer(t), followUp: (t) => agent.followUp(t), abort: () => agent.abort() };
     if (agent.approve) controls.approve = (id, decision) => void agent.approve!(id, decision);
     if (agent.cancelToolCall) controls.cancelToolCall = (id, reason) => void agent.cancelToolCall!(id, reason);
     return this.start(agent.prompt(input), controls, runId);
@@ -216,7 +216,7 @@ export class EventStreamHub {
   }
 }
 
-function controlFor(controls: RunControls, command: RunCommand): (() => void) | undefined {
+function controlFor(controls: RunCommandHandlers, command: RunCommand): (() => void) | undefined {
   switch (command.type) {
     case 'steer':
       return controls.steer && (() => controls.steer!(command.text));

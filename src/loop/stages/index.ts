@@ -1,0 +1,26 @@
+// The loop's stages, one per file, in the order agentLoop composes them (see ../agent-loop.ts).
+export * from './start-run.js';
+export * from './admit-prompts.js';
+export * from './take-steering.js';
+export * from './inject-queued.js';
+export * from './pre-turn-policies.js';
+export * from './compact-context.js';
+export * from './before-turn-hook.js';
+export * from './start-turn.js';
+export * from './build-request.js';
+export * from './call-model.js';
+export * from './call-model-with-fallback.js';
+export * from './recover-overflow.js';
+export * from './record-assistant.js';
+export * from './run-tool-calls.js';
+export * from './record-tool-results.js';
+export * from './end-turn.js';
+export * from './after-turn-hook.js';
+export * from './on-error-hook.js';
+export * from './post-turn-policies.js';
+export * from './limit-turns.js';
+export * from './check-output.js';
+export * from './decide-next.js';
+export * from './answer-open-calls.js';
+export * from './end-run.js';
+export { settleCall, type SettleCallOptions } from './settle-call.js';
