@@ -14,6 +14,7 @@ import { errorResult, requestTool, toolParameters } from './tool-call.js';
 import { safeToolName, uniqueToolName } from '../../tools/tool-name.js';
 
 import { DEFAULT_MCP_TIMEOUT_MS } from './connect.js';
+import type { McpElicitationHandler } from './elicitation-handler.js';
 
 /** `tools/list` pages followed before giving up on a server that never stops paging. */
 const MAX_TOOL_PAGES = 1000;
@@ -43,6 +44,13 @@ export interface McpConnectOptions {
   clientInfo?: McpImplementation;
   /** Time source of connection-level waits (process shutdown grace). Tool calls use the loop's scheduler. */
   scheduler?: SchedulerLike;
+  /**
+   * Answers the server's questions to the user (MCP elicitation, e.g. a served agent's tool approval)
+   * the way an approval is answered: `{ approved: true, args }` accepts with `args` as the form's
+   * content, `{ approved: false, reason }` declines. It is shown the phi-rx tool call the question came
+   * during. Without it the client does not declare elicitation, so servers do not ask.
+   */
+  onElicitation?: McpElicitationHandler;
 }
 
 export interface McpStdioParams extends McpConnectOptions {
@@ -339,7 +347,7 @@ class McpConnectionImpl implements McpConnection {
           }),
         ),
       );
-      return merge(requestTool(session, toolName, args, ctx.signal), deadline$).pipe(
+      return merge(requestTool(session, toolName, args, ctx), deadline$).pipe(
         takeWhile((emission) => !isFinalToolResult(emission), true),
         catchError((error: unknown) => this.failure(toolName, error, ctx.signal)),
       );

@@ -26,3 +26,18 @@ export type { McpCallResult } from './content.js';
 export type { McpContentBlock, McpImplementation } from './types.js';
 /** The name the model sees for an MCP tool: `{prefix}__{name}`, sanitized (see `safeToolName`). */
 export { safeToolName as mcpToolName } from '../../tools/tool-name.js';
+export { serveMcp } from './serve-mcp.js';
+export type {
+  McpAuthorizeContext,
+  McpAuthorizeRequest,
+  McpHttpServer,
+  McpRunEventListener,
+  McpServable,
+  McpServedAgent,
+  McpStdioServer,
+  ServeMcpCommonOptions,
+  ServeMcpHttpOptions,
+  ServeMcpStdioOptions,
+} from './serve-mcp.js';
+export type { McpElicitation, McpElicitationHandler } from './elicitation-handler.js';
+export type { McpElicitationSchema } from './elicitation.js';

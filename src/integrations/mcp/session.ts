@@ -8,6 +8,8 @@ import type { McpImplementation } from './types.js';
 import { errorMessage } from '../../types/errors.js';
 import { McpConnectionError } from './errors.js';
 import { ProgressRouter } from './progress-router.js';
+import { ActiveCalls, elicitationHandler } from './elicitation-handler.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioProcessTransport, describeExit } from './stdio-transport.js';
 import { DEFAULT_MCP_TIMEOUT_MS } from './connect.js';
 
@@ -22,6 +24,8 @@ const CLIENT_INFO: McpImplementation = { name: 'phi-rx', version: '0.1.0' };
 export interface Session {
   client: Client;
   progress: ProgressRouter;
+  /** The phi-rx tool calls running on this session (whom a server's elicitation is about). */
+  calls: ActiveCalls;
   kind: McpTransportKind;
   /** Why this session ended, for error results ("exited with code 3; stderr: ..."). */
   describeDisconnect(): string;
@@ -86,7 +90,13 @@ export function httpOpener(params: McpHttpParams, url: URL, fallbackName: string
 
 /** `initialize` over a fresh Client; on failure the client (and with it the transport) is closed. */
 async function openSession(options: McpConnectOptions, transport: Transport, kind: McpTransportKind, describeDisconnect: () => string): Promise<Session> {
-  const client = new Client(options.clientInfo ?? CLIENT_INFO, { capabilities: {} });
+  const onElicitation = options.onElicitation;
+  const client = new Client(options.clientInfo ?? CLIENT_INFO, { capabilities: onElicitation ? { elicitation: { form: {} } } : {} });
+  const calls = new ActiveCalls();
+  if (onElicitation) {
+    const server = () => options.name ?? client.getServerVersion()?.name ?? 'the MCP server';
+    client.setRequestHandler(ElicitRequestSchema, elicitationHandler(onElicitation, calls, server));
+  }
   const progress = new ProgressRouter();
   progress.attach(transport);
   try {
@@ -95,7 +105,7 @@ async function openSession(options: McpConnectOptions, transport: Transport, kin
     await client.close().catch(() => undefined);
     throw error;
   }
-  return { client, progress, kind, describeDisconnect };
+  return { client, progress, calls, kind, describeDisconnect };
 }
 
 function lastChars(text: string, n: number): string {

@@ -2,7 +2,7 @@ import { Observable } from 'rxjs';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { McpToolInfo } from './types.js';
 import { toolProgress } from '../../types/tool.js';
-import type { JsonSchema, ToolEmission, ToolResult } from '../../types/tool.js';
+import type { JsonSchema, ToolContext, ToolEmission, ToolResult } from '../../types/tool.js';
 import { toToolResult } from './content.js';
 import type { McpCallResult } from './content.js';
 import type { Session } from './session.js';
@@ -12,11 +12,19 @@ import type { Session } from './session.js';
 /** The SDK's own request timer is left idle (2^31-1 ms) so that our scheduler-driven one decides. */
 const SDK_TIMEOUT_DISABLED = 2_147_483_647;
 
-/** `tools/call` as an Observable: progress notifications as they arrive, then the result. */
-export function requestTool(session: Session, name: string, args: Record<string, unknown>, signal: AbortSignal): Observable<ToolEmission> {
+/**
+ * `tools/call` as an Observable: progress notifications as they arrive, then the result. While it
+ * runs, the call is the session's active one: a server's elicitation is shown on it.
+ */
+export function requestTool(session: Session, name: string, args: Record<string, unknown>, ctx: ToolContext): Observable<ToolEmission> {
   return new Observable<ToolEmission>((subscriber) => {
+    const signal = ctx.signal;
     const controller = new AbortController();
     const progress = session.progress.register((p) => subscriber.next(toolProgress(describeProgress(p))));
+    const untrack = session.calls.add({
+      loopId: ctx.loopId, toolCallId: ctx.toolCallId, toolName: ctx.toolName, args,
+      progress: (text) => subscriber.next(toolProgress(text)),
+    });
     let settled = false;
     const forwardAbort = () => controller.abort(signal.reason);
     if (signal.aborted) forwardAbort();
@@ -38,6 +46,7 @@ export function requestTool(session: Session, name: string, args: Record<string,
         },
       );
     return () => {
+      untrack();
       progress.unregister();
       signal.removeEventListener('abort', forwardAbort);
       // Only an unfinished request is cancelled; the SDK would otherwise notify the server about a finished one.

@@ -1,0 +1,92 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ClientCapabilities, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ApprovalDecision, ApprovalRequest } from '../../operators/request-approval.js';
+import { errorMessage } from '../../types/errors.js';
+import { APPROVAL_FORM, approvalMessage, decisionOf } from './elicitation.js';
+import { errorToolResult, type McpToolResult, type ServedCall, type ServedTool } from './served-tool.js';
+
+/** How long a served call waits for the client's user to answer an approval, by default (10 minutes). */
+export const DEFAULT_ELICITATION_TIMEOUT_MS = 600_000;
+
+export interface ServedServerOptions {
+  name: string;
+  version: string;
+  instructions?: string;
+  elicitationTimeoutMs?: number;
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/**
+ * An SDK `Server` (one per client session) serving `tools`: `tools/list` lists them, `tools/call`
+ * runs one, sending its progress lines as progress notifications when the client asked for them
+ * (a `progressToken`), and answers with its result. The client's cancel aborts the call's signal.
+ */
+export function servedServer(tools: ReadonlyMap<string, ServedTool>, options: ServedServerOptions): Server {
+  const server = new Server(
+    { name: options.name, version: options.version },
+    { capabilities: { tools: {} }, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) },
+  );
+  const list = [...tools.values()].map((t) => t.info);
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list }));
+  server.setRequestHandler(CallToolRequestSchema, (request, extra) => {
+    const { name, arguments: args } = request.params;
+    const tool = tools.get(name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; this server has: ${[...tools.keys()].join(', ')}`);
+    return callTool(tool, args ?? {}, servedCall(server, extra, options), progressSender(extra, request.params._meta?.progressToken));
+  });
+  return server;
+}
+
+/** Runs one call to its result; progress lines go to `progress`. Waits for the call to end (an aborted agent run ends too). */
+function callTool(tool: ServedTool, args: Record<string, unknown>, call: ServedCall, progress: (line: string) => void): Promise<CallToolResult> {
+  return new Promise((resolve) => {
+    let result: McpToolResult | undefined;
+    tool.call(args, call).subscribe({
+      next: (e) => ('progress' in e ? progress(e.progress) : (result ??= e.result)),
+      error: (e: unknown) => resolve(errorToolResult(`${tool.info.name} failed: ${errorMessage(e)}`) as CallToolResult),
+      complete: () => resolve((result ?? errorToolResult(`${tool.info.name} ended without a result`)) as CallToolResult),
+    });
+  });
+}
+
+/** Sends `notifications/progress` for the call's token, counting up; nothing when the client sent no token. */
+function progressSender(extra: Extra, token: string | number | undefined): (line: string) => void {
+  if (token === undefined) return () => undefined;
+  let progress = 0;
+  return (message) => {
+    if (extra.signal.aborted) return;
+    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
+  };
+}
+
+function servedCall(server: Server, extra: Extra, options: ServedServerOptions): ServedCall {
+  return {
+    requestId: String(extra.requestId),
+    signal: extra.signal,
+    approve: (request) => askApproval(server, extra, request, options),
+  };
+}
+
+/** Asks the client's user (elicitation, on the call's own stream); refuses, saying why, when the client cannot ask. */
+async function askApproval(server: Server, extra: Extra, request: ApprovalRequest, options: ServedServerOptions): Promise<ApprovalDecision> {
+  if (!supportsForms(server.getClientCapabilities())) {
+    const client = server.getClientVersion()?.name ?? 'the client';
+    throw new Error(`the tool call needs approval, and the MCP client ${JSON.stringify(client)} does not support elicitation, so its user cannot be asked; the call was not run`);
+  }
+  const answer = await extra.sendRequest(
+    { method: 'elicitation/create', params: { mode: 'form', message: approvalMessage(request, options.name), requestedSchema: APPROVAL_FORM } },
+    ElicitResultSchema,
+    { signal: extra.signal, timeout: options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS },
+  );
+  return decisionOf(answer);
+}
+
+/** Form elicitation: declared as `{ form }`, or as `{}` (clients of the spec before modes). */
+function supportsForms(capabilities: ClientCapabilities | undefined): boolean {
+  const elicitation = capabilities?.elicitation;
+  if (elicitation === undefined) return false;
+  return elicitation.form !== undefined || elicitation.url === undefined;
+}
