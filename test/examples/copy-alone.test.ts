@@ -19,7 +19,7 @@ import { EXPECTED, KEYS } from './expected.js';
 
 const run = promisify(execFile);
 /** What the examples import besides phi-rx and rxjs: installed next to the tarball, as a user would. */
-const PEERS = ['zod', '@modelcontextprotocol/sdk', '@modelcontextprotocol/server-everything', '@apidevtools/swagger-parser', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@ag-ui/client', '@ag-ui/encoder'];
+const PEERS = ['zod', '@modelcontextprotocol/sdk', '@modelcontextprotocol/server-everything', '@apidevtools/swagger-parser', '@opentelemetry/api', '@opentelemetry/sdk-trace-base', '@ag-ui/client', '@ag-ui/encoder', '@a2a-js/sdk', 'express'];
 /** tsx, from this repository: the project does not need it installed to run a file with it. */
 const TSX = pathToFileURL(createRequire(path.join(repoRoot, 'package.json')).resolve('tsx')).href;
 const CONCURRENCY = 3;

@@ -32,7 +32,7 @@ const MAX_CORE_PACKAGES = 10;
 /** The entries that must run in a browser: they load no Node built-in (README, "Runs anywhere JavaScript runs"). */
 const BROWSER_SAFE = ['phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/transport'];
 /** The Node-only subpaths, whose code must stay out of what the browser-safe entries load. */
-const NODE_ONLY = ['phi-rx/node', 'phi-rx/transport/node', 'phi-rx/postgres', 'phi-rx/redis', 'phi-rx/mcp', 'phi-rx/openapi', 'phi-rx/config', 'phi-rx/otel'];
+const NODE_ONLY = ['phi-rx/node', 'phi-rx/transport/node', 'phi-rx/postgres', 'phi-rx/redis', 'phi-rx/mcp', 'phi-rx/openapi', 'phi-rx/config', 'phi-rx/otel', 'phi-rx/a2a'];
 
 let work: string;
 let app: string;
