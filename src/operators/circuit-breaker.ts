@@ -27,7 +27,7 @@ export interface CircuitBreakerOptions {
 export function isEndpointFailure(error: unknown): boolean {
   if (!isProviderError(error)) return false;
   if (error.retryable) return true;
-  return error.kind === 'api' && error.status !== undefined && error.status >= 500;
+  return error.kind === 'api' && (error.status ?? 0) >= 500;
 }
 
 /**
@@ -47,7 +47,8 @@ export class CircuitBreaker {
   private consecutiveFailures = 0;
   private openedAt = 0;
   private current: CircuitState = 'closed';
-  private probeInFlight = false;
+  /** The ticket of the half-open probe in flight: only that call frees the slot or re-opens the circuit. */
+  private probe: object | undefined;
 
   constructor(options: CircuitBreakerOptions = {}) {
     this.failureThreshold = options.failureThreshold ?? 5;
@@ -81,28 +82,31 @@ export class CircuitBreaker {
       this.current = 'halfOpen';
     }
     if (this.current === 'halfOpen') {
-      if (this.probeInFlight) return this.openError('half-open, a probe call is in flight', undefined);
-      this.probeInFlight = true;
-      return this.ticket(true);
+      if (this.probe) return this.openError('half-open, a probe call is in flight', undefined);
+      const probe = {};
+      this.probe = probe;
+      return this.ticket(probe);
     }
-    return this.ticket(false);
+    return this.ticket(undefined);
   }
 
   /** Forces the circuit closed and forgets past failures. */
   reset(): void {
     this.current = 'closed';
     this.consecutiveFailures = 0;
-    this.probeInFlight = false;
+    this.probe = undefined;
   }
 
-  private ticket(probe: boolean): CircuitTicket {
+  private ticket(probe: object | undefined): CircuitTicket {
     let settled = false;
     const settle = (outcome: 'success' | 'failure' | 'neutral'): void => {
       if (settled) return;
       settled = true;
-      if (probe) this.probeInFlight = false;
+      // A probe that reset() made stale (a new one may be in flight) no longer owns the slot.
+      const current = probe !== undefined && probe === this.probe;
+      if (current) this.probe = undefined;
       if (outcome === 'success') this.reset();
-      else if (outcome === 'failure') this.recordFailure(probe);
+      else if (outcome === 'failure') this.recordFailure(current);
     };
     return {
       success: () => settle('success'),

@@ -25,14 +25,17 @@ export interface Workspace {
 export function workspace(options: WorkspaceOptions): Workspace {
   const cwd = path.resolve(options.cwd);
   const root = options.root === undefined ? undefined : path.resolve(cwd, options.root);
-  let real: Promise<string> | undefined;
+  let real: string | undefined;
   return {
     cwd,
     ...(root === undefined ? {} : { root }),
-    realRoot: () => {
-      if (root === undefined) return Promise.resolve(undefined);
-      real ??= realpath(root).catch(() => root);
-      return real;
+    // The real path of an existing root is fixed at first use (re-pointing a symlinked root later does not move
+    // the confinement). A root that does not exist yet (a write may create it) confines all the same: its real
+    // location is the real path of its longest existing prefix plus the rest, looked up again until it exists.
+    realRoot: async () => {
+      if (root === undefined || real !== undefined) return real;
+      real = await realpath(root).catch(() => undefined);
+      return real ?? realLocation(root);
     },
   };
 }
@@ -43,8 +46,16 @@ export function workspace(options: WorkspaceOptions): Workspace {
  */
 export async function resolvePath(ws: Workspace, input: string): Promise<string> {
   const absolute = path.resolve(ws.cwd, input);
-  const root = await ws.realRoot();
-  if (root === undefined) return absolute;
+  // Confinement follows `root` alone: a real root that cannot be found refuses, it never turns the check off.
+  const rootName = ws.root;
+  if (rootName === undefined) return absolute;
+  let root: string | undefined;
+  try {
+    root = await ws.realRoot();
+  } catch (e) {
+    throw new ToolError('failed', `Cannot resolve the workspace root ${rootName}: ${(e as Error).message}`, { cause: e });
+  }
+  if (root === undefined) throw new ToolError('failed', `The workspace root ${rootName} has no real location; access denied.`);
   let real: string;
   try {
     real = await realLocation(absolute);
@@ -52,7 +63,7 @@ export async function resolvePath(ws: Workspace, input: string): Promise<string>
     throw new ToolError('failed', `Cannot resolve path "${input}": ${(e as Error).message}`, { cause: e });
   }
   if (!isInside(root, real)) {
-    throw new ToolError('failed', `Path "${input}" is outside the workspace root ${ws.root ?? root}; access denied.`);
+    throw new ToolError('failed', `Path "${input}" is outside the workspace root ${rootName}; access denied.`);
   }
   return absolute;
 }
@@ -63,7 +74,9 @@ export function isInside(parent: string, child: string): boolean {
   return !escapes(rel);
 }
 
-const escapes = (rel: string): boolean => rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+function escapes(rel: string): boolean {
+  return rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel);
+}
 
 const MAX_LINK_HOPS = 40;
 
@@ -85,6 +98,7 @@ async function realLocation(p: string, hops = 0): Promise<string> {
     return realLocation(target, hops + 1);
   }
   const parent = path.dirname(p);
+  // Stryker disable next-line ConditionalExpression: equivalent, realpath of the file-system root never fails with ENOENT
   if (parent === p) return p;
   return path.join(await realLocation(parent, hops), path.basename(p));
 }

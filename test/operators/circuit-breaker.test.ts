@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { catchError, map, mergeMap, Observable, of } from 'rxjs';
+import { catchError, map, mergeMap, Observable, of, VirtualTimeScheduler } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import {
   CircuitBreaker,
@@ -153,11 +153,120 @@ describe('circuitBreaker', () => {
     expect(isEndpointFailure(ProviderError.contextOverflow('prompt is too long', { status: 400 }))).toBe(false);
     expect(isEndpointFailure(ProviderError.cancelled())).toBe(false);
     expect(isEndpointFailure(new Error('a bug'))).toBe(false);
+    // Only ProviderErrors, only the api kind counts by status, and only with a status.
+    expect(isEndpointFailure({ kind: 'network', retryable: true })).toBe(false);
+    expect(isEndpointFailure(new ProviderError('auth', 'gateway said no', { status: 503 }))).toBe(false);
+    expect(isEndpointFailure(ProviderError.api('no status'))).toBe(false);
   });
 
-  it('rejects nonsensical options', () => {
-    expect(() => new CircuitBreaker({ failureThreshold: 0 })).toThrow(RangeError);
-    expect(() => new CircuitBreaker({ openDurationMs: -1 })).toThrow(RangeError);
+  it('says why it fails fast: the time left while open, the probe while half-open, the default name', () => {
+    const clock = new VirtualTimeScheduler();
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 1_000, scheduler: clock });
+    const errorOf = (): ProviderError => {
+      const ticket = breaker.acquire();
+      if (!(ticket instanceof ProviderError)) throw new Error('admitted');
+      return ticket;
+    };
+    const first = breaker.acquire();
+    if (first instanceof ProviderError) throw first;
+    first.error(network);
+    clock.frame = 250;
+    expect(errorOf().message).toBe('Circuit open for endpoint after 1 consecutive failures: open for another 750 ms; failing fast.');
+    clock.frame = 1_000;
+    expect(breaker.acquire()).not.toBeInstanceOf(ProviderError);
+    const halfOpen = errorOf();
+    expect(halfOpen.message).toBe('Circuit open for endpoint after 1 consecutive failures: half-open, a probe call is in flight; failing fast.');
+    expect(halfOpen.retryAfterMs).toBeUndefined();
+  });
+
+  it('rejects nonsensical options, saying which and what it got', () => {
+    expect(() => new CircuitBreaker({ failureThreshold: 0 })).toThrow(new RangeError('failureThreshold must be >= 1, got 0'));
+    expect(() => new CircuitBreaker({ openDurationMs: -1 })).toThrow(new RangeError('openDurationMs must be >= 0, got -1'));
+  });
+});
+
+describe('circuitBreaker: calls that overlap a state change', () => {
+  /** A call that stays in flight until the test settles it. */
+  const pending = (breaker: CircuitBreaker) => {
+    let settle!: { error(e: unknown): void; complete(): void };
+    const outcomes: string[] = [];
+    new Observable<never>((s) => {
+      settle = { error: (e) => s.error(e), complete: () => s.complete() };
+    })
+      .pipe(circuitBreaker(breaker))
+      .subscribe({ error: (e: unknown) => outcomes.push(e instanceof ProviderError && e.kind === 'circuitOpen' ? 'o' : 'f'), complete: () => outcomes.push('s') });
+    return { settle, outcomes };
+  };
+  const fail = (breaker: CircuitBreaker) => new Observable((s) => s.error(network)).pipe(circuitBreaker(breaker)).subscribe({ error: () => {} });
+  /** 's' when admitted and succeeded, 'o' when failed fast. */
+  const tryCall = (breaker: CircuitBreaker): string => {
+    let result = '';
+    of(1).pipe(circuitBreaker(breaker)).subscribe({ complete: () => (result ||= 's'), error: () => (result = 'o') });
+    return result;
+  };
+
+  it('a probe left in flight by reset() does not block the next half-open probe once the circuit re-opens', () => {
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 0 });
+    fail(breaker);
+    pending(breaker); // the probe, never settled
+    breaker.reset();
+    expect(breaker.state).toBe('closed');
+    fail(breaker);
+    expect(breaker.state).toBe('halfOpen');
+    expect(tryCall(breaker)).toBe('s');
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a probe made stale by reset() that fails later neither frees the new probe slot nor re-opens the circuit', () => {
+    const clock = new VirtualTimeScheduler();
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 10, scheduler: clock });
+    fail(breaker); // open at 0
+    clock.frame = 10;
+    const stale = pending(breaker); // the first probe
+    breaker.reset();
+    fail(breaker); // re-open at 10
+    clock.frame = 20;
+    const probe = pending(breaker); // the second probe, in flight
+    expect(tryCall(breaker)).toBe('o');
+    stale.settle.error(network);
+    expect(tryCall(breaker)).toBe('o'); // the second probe still holds the slot
+    expect(breaker.state).toBe('halfOpen'); // the stale failure did not re-open it for another cool-down
+    probe.settle.complete();
+    expect(breaker.state).toBe('closed');
+    expect(tryCall(breaker)).toBe('s');
+  });
+
+  it('a call admitted before the circuit opened does not free the probe slot when it ends during the probe', () => {
+    const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 0 });
+    const early = pending(breaker);
+    fail(breaker); // opens; the early call is still in flight
+    const probe = pending(breaker);
+    expect(tryCall(breaker)).toBe('o');
+    early.settle.error(network);
+    expect(tryCall(breaker)).toBe('o');
+    probe.settle.complete();
+    expect(breaker.state).toBe('closed');
+  });
+
+  it('a late failure of a call admitted before the circuit opened does not restart the cool-down', () => {
+    scheduler().run(({ cold, expectObservable }) => {
+      const breaker = new CircuitBreaker({ failureThreshold: 1, openDurationMs: 10 });
+      // a (admitted at 0) fails at 5; b fails at 1 and opens the circuit until 11; c at 11 is admitted.
+      const calls = cold('ab---------c|');
+      const call = (c: string) => (c === 'a' ? cold('-----#', undefined, network) : c === 'b' ? cold('#', undefined, network) : cold('(x|)'));
+      expectObservable(calls.pipe(mergeMap((c) => outcome(call(c).pipe(circuitBreaker(breaker)))))).toBe('-f---f-----s|');
+    });
+  });
+
+  it('a ticket settles exactly once: later calls are ignored', () => {
+    const breaker = new CircuitBreaker({ failureThreshold: 2 });
+    const ticket = breaker.acquire();
+    if (ticket instanceof ProviderError) throw ticket;
+    ticket.error(network);
+    ticket.error(network);
+    ticket.success();
+    expect(breaker.failures).toBe(1);
+    expect(breaker.state).toBe('closed');
   });
 });
 
@@ -198,6 +307,18 @@ describe('withCircuitBreaker', () => {
     for (let i = 0; i < 5; i++) guarded(request(m), {}).subscribe({ error: () => {} });
     expect(subscriptions).toBe(2);
     expect([...guarded.breakers.values()][0]!.state).toBe('open');
+  });
+
+  it('names each breaker after its endpoint key unless a name is given', () => {
+    const failing: Provider = () => new Observable<StreamEvent>((s) => s.error(network));
+    const messageOf = (guarded: Provider, m: ModelConfig): string => {
+      let message = '';
+      for (let i = 0; i < 2; i++) guarded(request(m), {}).subscribe({ error: (e: unknown) => (message = (e as Error).message) });
+      return message;
+    };
+    const { baseUrl: _, ...noBaseUrl } = model('m1');
+    expect(messageOf(withCircuitBreaker(failing, { failureThreshold: 1 }), noBaseUrl)).toMatch(/^Circuit open for openai-responses \(default\) m1 after/);
+    expect(messageOf(withCircuitBreaker(failing, { failureThreshold: 1, name: 'primary' }), model('m1'))).toMatch(/^Circuit open for primary after/);
   });
 
   it('passes events through untouched', () => {

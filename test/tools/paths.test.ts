@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, symlink } from 'node:fs/promises';
+import { mkdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { defaultTools } from '../../src/tools/index.js';
+import { defaultTools, resolvePath, workspace } from '../../src/tools/index.js';
+import { ToolError } from '../../src/types/errors.js';
 import { findOnPath } from '../../src/tools/search.js';
 import { skipGroup } from '../support/skip.js';
 import { failureOf, runTool, tempDir, textOf, tree } from './helpers.js';
@@ -96,5 +97,100 @@ describe('without a root', () => {
     } finally {
       await remove();
     }
+  });
+});
+
+describe('resolvePath: roots that do not exist, and paths that do not resolve', () => {
+  let base: string;
+  let remove: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir: base, remove } = await tempDir());
+    await tree(base, { 'outside/secret.txt': 'secret\n', 'real/': '', 'ws/inside.txt': 'x\n' });
+  });
+  afterEach(() => remove());
+
+  const refusal = (p: Promise<string>) => p.then(() => 'resolved', (e: unknown) => e);
+
+  it('confines to a root that does not exist (yet) as to any other', async () => {
+    const ws = workspace({ cwd: path.join(base, 'missing/ws'), root: '.' });
+    const error = await refusal(resolvePath(ws, '../../outside/secret.txt'));
+    expect(error).toBeInstanceOf(ToolError);
+    expect(error).toMatchObject({ kind: 'failed', message: expect.stringMatching(/is outside the workspace root .*missing.ws; access denied\./) });
+    await expect(resolvePath(ws, path.join(base, 'outside/secret.txt'))).rejects.toThrow(/outside the workspace root/);
+    await expect(resolvePath(ws, 'new/file.txt')).resolves.toBe(path.join(base, 'missing/ws/new/file.txt'));
+  });
+
+  it('a root that does not exist below a symlinked directory admits its own files, before and after it is created', async () => {
+    await symlink(path.join(base, 'real'), path.join(base, 'link'));
+    const root = path.join(base, 'link/ws');
+    const write = defaultTools({ cwd: root, root }).find((t) => t.name === 'write_file') as AnyTool;
+    expect(failureOf(await runTool(write, { path: 'a.txt', content: 'a' }))).toBe('');
+    expect(existsSync(path.join(base, 'real/ws/a.txt'))).toBe(true);
+    expect(failureOf(await runTool(write, { path: 'b.txt', content: 'b' }))).toBe('');
+    expect(failureOf(await runTool(write, { path: '../../outside/new.txt', content: 'x' }))).toContain('outside the workspace root');
+    expect(existsSync(path.join(base, 'outside/new.txt'))).toBe(false);
+  });
+
+  it('a root that cannot be resolved refuses every path with a ToolError naming it', async () => {
+    await symlink(path.join(base, 'loop-b'), path.join(base, 'loop-a'));
+    await symlink(path.join(base, 'loop-a'), path.join(base, 'loop-b'));
+    const ws = workspace({ cwd: base, root: 'loop-a' });
+    await expect(resolvePath(ws, 'ws/inside.txt')).rejects.toMatchObject({
+      kind: 'failed',
+      message: expect.stringMatching(/^Cannot resolve the workspace root .*loop-a: ELOOP/),
+      cause: expect.objectContaining({ code: 'ELOOP' }),
+    });
+  });
+
+  it('a custom Workspace whose root has no real location refuses every path', async () => {
+    const ws = { cwd: base, root: path.join(base, 'ws'), realRoot: async () => undefined };
+    await expect(resolvePath(ws, 'ws/inside.txt')).rejects.toMatchObject({ kind: 'failed', message: expect.stringMatching(/has no real location; access denied/) });
+  });
+
+  it('fixes the real root at first use: re-pointing a symlinked root later does not move the confinement', async () => {
+    await symlink(path.join(base, 'ws'), path.join(base, 'root-link'));
+    const ws = workspace({ cwd: path.join(base, 'root-link'), root: '.' });
+    await expect(resolvePath(ws, 'inside.txt')).resolves.toBe(path.join(base, 'root-link/inside.txt'));
+    await rm(path.join(base, 'root-link'));
+    await symlink(path.join(base, 'outside'), path.join(base, 'root-link'));
+    await expect(resolvePath(ws, 'secret.txt')).rejects.toThrow(/outside the workspace root/);
+  });
+
+  it('an unconfined workspace has no root', () => {
+    expect(workspace({ cwd: base })).not.toHaveProperty('root');
+    expect(workspace({ cwd: base, root: 'ws' })).toHaveProperty('root', path.join(base, 'ws'));
+  });
+
+  it('reports resolve errors other than "not found" (a symlink loop, a file used as a directory) as ToolErrors', async () => {
+    const ws = workspace({ cwd: path.join(base, 'ws'), root: '.' });
+    await symlink('loop-2', path.join(base, 'ws/loop-1'));
+    await symlink('loop-1', path.join(base, 'ws/loop-2'));
+    await expect(resolvePath(ws, 'loop-1')).rejects.toMatchObject({
+      kind: 'failed',
+      message: expect.stringMatching(/^Cannot resolve path "loop-1": ELOOP/),
+      cause: expect.objectContaining({ code: 'ELOOP' }),
+    });
+    await expect(resolvePath(ws, 'inside.txt/child')).rejects.toMatchObject({
+      kind: 'failed',
+      message: expect.stringMatching(/^Cannot resolve path "inside.txt\/child": ENOTDIR/),
+    });
+  });
+
+  it('follows at most 40 dangling symlinks in a row, like the kernel, then refuses', async () => {
+    const ws = workspace({ cwd: path.join(base, 'ws'), root: '.' });
+    // hop-i -> missing/../hop-(i+1): realpath fails with ENOENT at "missing", so each link is followed by hand.
+    const chain = async (name: string, links: number) => {
+      for (let i = 0; i < links; i++) {
+        const next = i === links - 1 ? `${name}-target` : `${name}-${i + 1}`;
+        await symlink(`missing/../${next}`, path.join(base, 'ws', `${name}-${i}`));
+      }
+    };
+    await chain('forty', 40);
+    await chain('too-many', 41);
+    await expect(resolvePath(ws, 'forty-0')).resolves.toBe(path.join(base, 'ws/forty-0'));
+    await expect(resolvePath(ws, 'too-many-0')).rejects.toMatchObject({
+      kind: 'failed',
+      message: 'Cannot resolve path "too-many-0": too many levels of symbolic links',
+    });
   });
 });
