@@ -20,7 +20,7 @@ import { consumerProject, packWithoutTypes, pkg } from './packed.js';
 
 const run = promisify(execFile);
 /** The entries that must bundle for a browser (README: runs anywhere JavaScript runs). */
-const BROWSER_SAFE = ['phi-rx', 'phi-rx/testing', 'phi-rx/transport', 'phi-rx/providers', 'phi-rx/ag-ui'];
+const BROWSER_SAFE = ['phi-rx', 'phi-rx/testing', 'phi-rx/transport', 'phi-rx/providers', 'phi-rx/ag-ui', 'phi-rx/ai-sdk'];
 /** Optional peers that are dev dependencies here: a user's project does not have them. */
 const OPTIONAL_PEERS = Object.keys(pkg.peerDependencies).filter((name) => name !== 'rxjs');
 

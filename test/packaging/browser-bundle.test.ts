@@ -55,7 +55,7 @@ async function bundleForBrowser(specifier: string) {
 }
 
 describe('browser bundles (esbuild, platform browser)', () => {
-  for (const specifier of ['phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/transport', 'phi-rx/ag-ui']) {
+  for (const specifier of ['phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/transport', 'phi-rx/ag-ui', 'phi-rx/ai-sdk']) {
     it(`${specifier} bundles with no Node built-in and no unresolved import, without the optional peers`, async () => {
       const result = await bundleForBrowser(specifier);
       const imports = Object.values(result.metafile.inputs).flatMap((input) => input.imports.map((i) => i.path));
