@@ -5,7 +5,6 @@ export const KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'G
 
 /** What each example must print when run as a program with no API key: proof it did its job. */
 export const EXPECTED: Record<string, RegExp> = {
-  'a2a.ts': /  \[calculator\] Calling multiply\n[^]*  \[calculator\] streamed "6 times 7 is 42\."; result: 6 times 7 is 42\.\ncoordinator › The calculator says 42\./,
   'approval.ts': /✓ repair: approved with \{"to":"garage","amount":400\} \(agreed discount\)\n[^]*bet: Tool call "transfer" was denied: not paying gambling debts from this account\n/,
   'ag-ui.ts': /pending for the client: d1\n[^]*interrupts: tool_approval for b1\nrun 3: the user approves, the run resumes\n {2}tool: b1 → booked at Chez Ada\n {2}assistant: Done: booked at Chez Ada\./,
   'best-of-n.ts': /started 3 branches/,
@@ -13,6 +12,7 @@ export const EXPECTED: Record<string, RegExp> = {
   'custom-operator.ts': /model saw: \[ 'customer 42: Ada Lovelace, card \[card\], \[email\]' \]/,
   'live.ts': /set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY to run against a real API/,
   'mcp.ts': /echo -> Echo: hello from phi-rx/,
+  'mcp-server.ts': /ask_assistant\("What is six times seven\?"\) → You asked: "What is six times seven\?"\. The answer is 42\.\n[^]*approval asked: example-server asks to run the tool "publish" with the arguments \{"title":"Hello MCP"\}\. Approve\?\n[^]*ask_assistant\("publish Hello MCP"\) → Done: published "Hello MCP"\./,
   'models.ts': /anthropic-messages +claude-sonnet-4-5 +context 200000, \$3 \/ \$15/,
   'model-fallback.ts': /fallback: scripted\/primary-model → backup\/backup-model \(retriesExhausted: network: HTTP 503[^\n]*\)\nbackup\/backup-model › Paris, from the backup\.\nscripted\/primary-model › The primary is back\./,
   'own-loop.ts': /final: 6 messages, turn 2, note still there: true/,
