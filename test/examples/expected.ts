@@ -5,6 +5,7 @@ export const KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'G
 
 /** What each example must print when run as a program with no API key: proof it did its job. */
 export const EXPECTED: Record<string, RegExp> = {
+  'a2a.ts': /  \[calculator\] Calling multiply\n[^]*  \[calculator\] streamed "6 times 7 is 42\."; result: 6 times 7 is 42\.\ncoordinator › The calculator says 42\./,
   'approval.ts': /✓ repair: approved with \{"to":"garage","amount":400\} \(agreed discount\)\n[^]*bet: Tool call "transfer" was denied: not paying gambling debts from this account\n/,
   'ag-ui.ts': /pending for the client: d1\n[^]*interrupts: tool_approval for b1\nrun 3: the user approves, the run resumes\n {2}tool: b1 → booked at Chez Ada\n {2}assistant: Done: booked at Chez Ada\./,
   'best-of-n.ts': /started 3 branches/,
