@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { TestScheduler } from 'rxjs/testing';
-import { map } from 'rxjs';
 import {
   askHook, decideNext, limitTurns, loopStage, loopStages, loopState, takeSteering, whenTurnDue, type LoopState,
 } from '../../../src/index.js';
@@ -86,70 +85,6 @@ describe('limitTurns', () => {
         f: { type: 'MessageEnd', loopId: 'L', message: tokens, timestamp: 10 },
         g: { ...u, messages: [...history, tokens], newMessages: [tokens], sinceRequest: [tokens], ended: 'guardRail' },
       });
-    });
-  });
-});
-
-describe('takeSteering', () => {
-  it('takes what is queued into pending and notes the turn; oncePerTurn takes nothing more in that turn', () => {
-    const a = userMessage('a', 1);
-    const b = userMessage('b', 2);
-    scheduler().run(({ cold, expectObservable }) => {
-      const s = loopState('L', history);
-      const take = batches([a], [b]);
-      const checkpoints = loopStages(takeSteering(take), takeSteering(take, { oncePerTurn: true }));
-      expectObservable(cold('-s-|', { s }).pipe(checkpoints)).toBe('-p-|', { p: { ...s, pending: [a], steeredAt: 0 } });
-    });
-  });
-
-  it('oncePerTurn takes when the turn has taken nothing yet; refused steering is announced', () => {
-    const x = userMessage('my password', 1);
-    scheduler().run(({ cold, expectObservable }) => {
-      const s: LoopState = { ...loopState('L', history), turnIndex: 1, steeredAt: 0 };
-      expectObservable(cold('-s---|', { s }).pipe(takeSteering(() => [x], { oncePerTurn: true, filters: [noSecrets] }))).toBe('-(rp)|', {
-        r: { type: 'InputRejected', loopId: 'L', reason: 'no secrets', timestamp: 1 },
-        p: { ...s, steeredAt: 1 },
-      });
-    });
-  });
-});
-
-describe('whenTurnDue', () => {
-  const turn = map((s: LoopState): LoopState => ({ ...s, turnIndex: s.turnIndex + 1 }));
-
-  it('runs the turn for pending messages or a context that does not end with an answer, with last turn cleared; else passes on', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const p: LoopState = { ...loopState('L', answered, [userMessage('more', 3)]), toolResults: [result] };
-      const q: LoopState = loopState('L', history);
-      const a: LoopState = { ...loopState('L', answered), toolResults: [result], stopRequested: 'x' };
-      expectObservable(cold('p-q-a|', { p, q, a }).pipe(whenTurnDue(turn))).toBe('x-y-z|', {
-        x: { ...loopState('L', answered, p.pending), turnIndex: 1 },
-        y: { ...q, turnIndex: 1 },
-        z: loopState('L', answered),
-      });
-    });
-  });
-});
-
-describe('askHook and loopStage', () => {
-  it('a stage from a step: the hook answer decides the state; a throwing hook is reported by name and counts as the fallback', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const s = loopState('L', history);
-      const gate = (answer: () => boolean): ReturnType<typeof loopStage> =>
-        loopStage((state) => askHook('gate', state.loopId, answer, true, { now: () => 7 } as never, (go) => (go ? state : { ...state, ended: 'userStop' })));
-      expectObservable(cold('-s|', { s }).pipe(gate(() => false))).toBe('-e|', { e: { ...s, ended: 'userStop' } });
-      expectObservable(cold('-s---|', { s }).pipe(gate(() => { throw new Error('gate bug'); }))).toBe('-(hs)|', {
-        h: { type: 'HookError', loopId: 'L', hook: 'gate', message: 'gate bug', timestamp: 7 },
-        s,
-      });
-    });
-  });
-
-  it('loopStages leaves out stages that are not there', () => {
-    scheduler().run(({ cold, expectObservable }) => {
-      const s = loopState('L', history);
-      const next = loopStage((state) => ({ ...state, turnIndex: state.turnIndex + 1 }));
-      expectObservable(cold('-s|', { s }).pipe(loopStages(next, false, undefined, null, next))).toBe('-t|', { t: { ...s, turnIndex: 2 } });
     });
   });
 });
