@@ -25,7 +25,7 @@ const reply = 'Streaming agent events to a page costs bytes linear in the reply.
 const events = await run(reply);
 const agUi = await lastValueFrom(from(events).pipe(agUiEvents(), toArray()));
 const sseBytes = agUi.map((e) => Buffer.byteLength(encodeSse(e))).reduce((a, b) => a + b, 0);
-const protoBytes = agUi.map((e) => proto.encodeBinary(e as Parameters<EventEncoder['encodeBinary']>[0]).byteLength).reduce((a, b) => a + b, 0);
+const protoBytes = agUi.map((e) => proto.encodeBinary(e as unknown as Parameters<EventEncoder['encodeBinary']>[0]).byteLength).reduce((a, b) => a + b, 0);
 const encode = createWireEncoder();
 const phiBytes = events.map((e, i) => Buffer.byteLength(encodeSseEvent(i + 1, encode(e)))).reduce((a, b) => a + b, 0);
 console.log(`wire bytes, 2,048-character reply in 4-character deltas (${events.length} phi-rx events, ${agUi.length} AG-UI events):`);

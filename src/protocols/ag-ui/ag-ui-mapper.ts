@@ -5,6 +5,7 @@ import type { Usage } from '../../types/usage.js';
 import { errorMessage } from '../../types/errors.js';
 import type { AgUiEvent, AgUiInterrupt, AgUiMessage, AgUiRunOutcome } from './ag-ui-event.js';
 import { toAgUiMessages } from './to-ag-ui-messages.js';
+import { jsonPatch } from './json-patch.js';
 import type { AgUiEventsOptions } from './to-ag-ui.js';
 
 /** The assistant message being streamed: its AG-UI id, the blocks begun, the one open now. */
@@ -36,6 +37,10 @@ export class AgUiMapper {
   private readonly running = new Set<string>();
   private readonly clientCalls: string[] = [];
   private readonly approvals = new Map<string, ToolApprovalRequestedEvent>();
+  /** The state the client has (what the last STATE_* made it), and whether it has one. */
+  private shownState: unknown;
+  private stateShown = false;
+  private pendingState: { value: unknown } | undefined;
 
   constructor(private readonly options: AgUiEventsOptions, private readonly emit: (event: AgUiEvent) => void) {
     this.history = options.messages ? [...options.messages] : undefined;
@@ -120,7 +125,22 @@ export class AgUiMapper {
     const metadata = e ? { 'phi-rx': { agentId: e.agentId, sessionId: e.sessionId, loopId: e.loopId } } : undefined;
     this.emit({ type: 'RUN_STARTED', threadId: this.threadId, runId: this.runId, ...(e && { timestamp: e.timestamp, metadata }), ...(this.options.input && { input: this.options.input }) });
     if (this.history) this.emit({ type: 'MESSAGES_SNAPSHOT', messages: [...this.history] });
-    if (this.options.state !== undefined) this.emit({ type: 'STATE_SNAPSHOT', snapshot: this.options.state });
+    if (this.options.state !== undefined) this.state(this.options.state);
+    if (this.pendingState) this.state(this.pendingState.value);
+    this.pendingState = undefined;
+  }
+
+  /** A new value of the state the client is shown: STATE_SNAPSHOT the first time, then STATE_DELTA (JSON Patch) when it changed. */
+  state(value: unknown): void {
+    if (this.ended) return;
+    if (!this.started) return void (this.pendingState = { value });
+    if (!this.stateShown) this.emit({ type: 'STATE_SNAPSHOT', snapshot: value });
+    else {
+      const delta = jsonPatch(this.shownState, value);
+      if (delta.length > 0) this.emit({ type: 'STATE_DELTA', delta });
+    }
+    this.shownState = value;
+    this.stateShown = true;
   }
 
   private stepStarted(stepName: string, fields: Record<string, unknown>): void {

@@ -6,6 +6,7 @@
  */
 export * from './ag-ui-event.js';
 export * from './to-ag-ui.js';
+export * from './json-patch.js';
 export * from './to-ag-ui-messages.js';
 export * from './from-ag-ui-messages.js';
 export * from './run-ag-ui.js';

@@ -3,6 +3,7 @@ import { errorMessage } from '../../types/errors.js';
 import type { AgentLoopConfig } from '../../loop/config.js';
 import { agentLoopContinue } from '../../loop/agent-loop.js';
 import type { AnyTool } from '../../types/tool.js';
+import type { AgentEvent } from '../../types/events.js';
 import type { ApprovalDecision } from '../../operators/request-approval.js';
 import type { AgUiEvent, AgUiResumeEntry, AgUiRunAgentInput, AgUiTool } from './ag-ui-event.js';
 import { AgUiInputError, fromAgUiMessages, instructionsOf } from './from-ag-ui-messages.js';
@@ -18,6 +19,11 @@ export interface AgUiAgentOptions {
   tools?: readonly AnyTool[];
   /** Timestamps of input messages that carry none (default `Date.now`). */
   now?: () => number;
+  /**
+   * A state shown to the client, derived from the run's events and the input (its `state` is what the
+   * client has): each change goes out as STATE_DELTA (see `agUiEvents`' `stateFrom`).
+   */
+  stateFrom?: (events$: Observable<AgentEvent>, input: AgUiRunAgentInput) => Observable<unknown>;
   /** Where `agUiEvents` checks whether the run only waits for the client (default `asapScheduler`). */
   scheduler?: SchedulerLike;
 }
@@ -61,7 +67,16 @@ function runWith(input: AgUiRunAgentInput, config: AgentLoopConfig, options: AgU
   };
   const context = { systemPrompt, messages, tools: [...serverTools, ...clientTools], sessionId: input.threadId, agentId: config.configId ?? 'ag-ui', loopId: input.runId };
   return agentLoopContinue(context, loopConfig).pipe(
-    agUiEvents({ threadId: input.threadId, runId: input.runId, messages: input.messages, state: input.state, clientTools: clientTools.map((t) => t.name), interruptApprovals: true, scheduler: options.scheduler }),
+    agUiEvents({
+      threadId: input.threadId,
+      runId: input.runId,
+      messages: input.messages,
+      state: input.state,
+      stateFrom: options.stateFrom && ((events$) => options.stateFrom!(events$, input)),
+      clientTools: clientTools.map((t) => t.name),
+      interruptApprovals: true,
+      scheduler: options.scheduler,
+    }),
   );
 }
 

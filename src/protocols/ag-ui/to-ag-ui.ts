@@ -1,4 +1,4 @@
-import { asapScheduler, Observable, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import { asapScheduler, Observable, type OperatorFunction, type SchedulerLike, Subject, type Subscription } from 'rxjs';
 import type { AgentEvent } from '../../types/events.js';
 import type { AgUiEvent, AgUiMessage, AgUiRunAgentInput } from './ag-ui-event.js';
 import { AgUiMapper } from './ag-ui-mapper.js';
@@ -18,6 +18,12 @@ export interface AgUiEventsOptions {
   messages?: readonly AgUiMessage[];
   /** A state to show the client: a STATE_SNAPSHOT after RUN_STARTED. */
   state?: unknown;
+  /**
+   * A state derived from the run's events (a `scan` over them, say), shown to the client as it
+   * changes: STATE_SNAPSHOT the first time (unless `state` was shown), then STATE_DELTA, the JSON
+   * Patch from the previous value. Values before RUN_STARTED wait for it; values after the run end are not sent.
+   */
+  stateFrom?: (events$: Observable<AgentEvent>) => Observable<unknown>;
   /**
    * Tools the client runs (AG-UI frontend tools). Once the run has nothing left but calls of them
    * (and calls waiting for approval), the output ends: RUN_FINISHED with those calls as
@@ -78,9 +84,18 @@ export function agUiEvents(options: AgUiEventsOptions = {}): OperatorFunction<Ag
         mapper.suspend();
         subscriber.complete();
       };
+      const events$ = new Subject<AgentEvent>();
+      const state = options.stateFrom?.(events$.asObservable()).subscribe({
+        next: (value) => mapper.state(value),
+        error: (err) => {
+          mapper.error(err);
+          subscriber.complete();
+        },
+      });
       const upstream = source.subscribe({
         next: (e) => {
           mapper.next(e);
+          events$.next(e);
           if (watchesClient && check === undefined && mapper.waitsForClient) check = scheduler.schedule(endIfWaiting);
         },
         error: (err) => {
@@ -94,6 +109,8 @@ export function agUiEvents(options: AgUiEventsOptions = {}): OperatorFunction<Ag
       });
       return () => {
         check?.unsubscribe();
+        state?.unsubscribe();
+        events$.complete();
         upstream.unsubscribe();
       };
     });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defer, lastValueFrom, NEVER, throwError, toArray } from 'rxjs';
+import { defer, filter, lastValueFrom, NEVER, type Observable, scan, startWith, throwError, toArray } from 'rxjs';
 import { agentLoop, userMessage, type AgentEvent, type AgentLoopConfig, type AnyTool } from '../../../src/index.js';
 import { AgentError, ProviderError } from '../../../src/types/errors.js';
 import { agentTestScheduler, scriptedModel, scriptedProvider, type ScriptStep } from '../../../src/testing/index.js';
@@ -166,5 +166,27 @@ describe('agUiEvents: sequences AG-UI verifies', () => {
     const out = await checkAgUi(await lastValueFrom(run$.pipe(agUiEvents({ clientTools: ['confirm'] }), toArray())));
     expect(out.at(-1)).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success', pendingToolCallIds: ['c2'] } });
     expect(ofType(out, 'TOOL_CALL_RESULT').map((e) => e.toolCallId)).toEqual(['c1']);
+  });
+
+  it('cost stays flat: the bytes per delta are the same for a turn of 200 and of 2,000 deltas (no event carries the text so far)', async () => {
+    const bytesPerDelta = async (n: number) => {
+      const events = await agUiRun([{ text: 'abcd'.repeat(n) }]);
+      return ofType(events, 'TEXT_MESSAGE_CONTENT').reduce((sum, e) => sum + JSON.stringify(e).length, 0) / n;
+    };
+    const [small, large] = [await bytesPerDelta(200), await bytesPerDelta(2000)];
+    expect(large).toBeCloseTo(small, 0);
+  });
+
+  it('a state derived from the events: STATE_SNAPSHOT first, then STATE_DELTA as it changes', async () => {
+    const stateFrom = (events$: Observable<AgentEvent>) =>
+      events$.pipe(
+        filter((e) => e.type === 'ToolExecutionEnd'),
+        scan((s, e) => ({ ...s, ran: [...s.ran, e.toolName] }), { ran: [] as string[], phase: 'tools' }),
+        startWith({ ran: [] as string[], phase: 'tools' }),
+      );
+    const events = await agUiRun([{ toolCalls: [{ name: 'a', id: 'c1' }, { name: 'b', id: 'c2' }] }, { text: 'ok' }], {}, [tool('a'), tool('b')], { stateFrom });
+    expect(ofType(events, 'STATE_SNAPSHOT').map((e) => e.snapshot)).toEqual([{ ran: [], phase: 'tools' }]);
+    expect(ofType(events, 'STATE_DELTA').map((e) => e.delta)).toEqual([[{ op: 'replace', path: '/ran', value: ['a'] }], [{ op: 'replace', path: '/ran', value: ['a', 'b'] }]]);
+    expect(events.findIndex((e) => e.type === 'STATE_SNAPSHOT')).toBeGreaterThan(events.findIndex((e) => e.type === 'RUN_STARTED'));
   });
 });

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HttpAgent, type Message, type RunAgentInput } from '@ag-ui/client';
 import { AGUI_MEDIA_TYPE } from '@ag-ui/encoder';
-import { tap } from 'rxjs';
+import { filter, type Observable, scan, tap } from 'rxjs';
 import { type AgentEvent, type AgentLoopConfig, type AnyTool } from '../../../../src/index.js';
 import { ProviderError } from '../../../../src/types/errors.js';
 import { scriptedModel, scriptedProvider, type ScriptStep } from '../../../../src/testing/index.js';
@@ -144,6 +144,22 @@ describe('agUiNodeHandler with HttpAgent', () => {
     await agent.runAgent();
     expect(agent.messages.map((m) => m.role)).toEqual(['user', 'reasoning', 'assistant', 'tool', 'assistant']);
     expect(texts(agent.messages)).toEqual(['Binary hello', 'ok']);
+  });
+});
+
+describe('agUiNodeHandler: state', () => {
+  it('the client\'s state follows a state derived from the run (STATE_SNAPSHOT of its input state, then STATE_DELTA)', async () => {
+    const { config } = scripted([{ toolCalls: [{ name: 'a', id: 'c1' }] }, { text: 'done' }]);
+    const stateFrom = (events$: Observable<AgentEvent>, input: RunAgentInput) =>
+      events$.pipe(
+        filter((e) => e.type === 'TurnEnd'),
+        scan((s: { turns: number; user: string }) => ({ ...s, turns: s.turns + 1 }), input.state as { turns: number; user: string }),
+      );
+    const agent = new HttpAgent({ url: await serve({ config, tools: [tool('a')], stateFrom, authorize: 'allow-all' }), initialMessages: [user('u1', 'go')], initialState: { turns: 0, user: 'ada' } });
+    const deltas: unknown[] = [];
+    await agent.runAgent({}, { onStateDeltaEvent: ({ event }) => void deltas.push(event.delta) });
+    expect(deltas).toEqual([[{ op: 'replace', path: '/turns', value: 1 }], [{ op: 'replace', path: '/turns', value: 2 }]]);
+    expect(agent.state).toEqual({ turns: 2, user: 'ada' });
   });
 });
 
