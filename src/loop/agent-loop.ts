@@ -1,6 +1,6 @@
-import { defer, map, type Observable, type Observer, throwError } from 'rxjs';
+import { defer, map, type MonoTypeOperatorFunction, type Observable, type Observer, throwError } from 'rxjs';
 import type { AgentEvent } from '../types/events.js';
-import type { AgentMessage } from '../types/message.js';
+import type { AgentMessage, ToolResultMessage } from '../types/message.js';
 import { DEFAULT_CACHE_CONFIG, DEFAULT_CONTEXT_CONFIG, NO_RETRY } from '../types/config.js';
 import { eventsOf, loopStages, type LoopStage, loopState, type LoopState, type RunInfo, repeatTurns, whenTurnDue } from './kernel/index.js';
 import {
@@ -19,6 +19,12 @@ import { responseFormatOf } from '../output/output-spec.js';
 import { SteeringInbox, takeQueued } from './steering-inbox.js';
 import type { QueuedMessage } from '../sources/queues.js';
 import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
+import { stopWhen } from './stages/stop-when.js';
+import { ModelRoutes, prepareTurn, TurnTools } from './stages/prepare-turn.js';
+import { inputGuardrails } from './stages/input-guardrails.js';
+import { outputGuardrails } from './stages/output-guardrails.js';
+import { toolInputPolicy, toolOutputStage } from './guardrails.js';
+import { defaultProviderRegistry } from '../providers/registry.js';
 
 /**
  * Runs an agent from new prompts: a cold Observable of every event of the run, ending with
@@ -158,15 +164,25 @@ function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoop
     ...defined({ asyncTransformContext: c.asyncTransformContext, transformContext: c.transformContext, getApiKey: c.getApiKey }),
     ...defined({ responseFormat: c.output && responseFormatOf(c.output) }),
   });
+  const guards = c.guardrails ?? {};
+  const onError = guards.onError ?? 'trip';
+  // prepareTurn may switch models: the call asks each request's model's provider, and the dispatch runs the turn's tools.
+  const routes = c.prepareTurn && new ModelRoutes(c.model, setup.provider, (m) => defaultProviderRegistry().resolve(m));
+  const turnTools = c.prepareTurn && new TurnTools();
+  const prepared = c.prepareTurn && prepareTurn(c.prepareTurn, {
+    tools, scheduler, ...defined({ turnTools, routes, convertToLlm: c.convertToLlm, getApiKey: c.getApiKey }),
+  });
   const callOptions = {
-    provider: setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true,
+    provider: routes ? routes.provider : setup.provider, retry: c.retry === false ? NO_RETRY : (c.retry ?? {}), scheduler, tagTurn: true,
     ...defined({ random: c.random, providerStream: c.operators?.providerStream }),
   };
-  const call = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
+  const modelCall = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
+  const call = some(guards.input) ? inputGuardrails(guards.input, modelCall, { model: c.model, onError, scheduler }) : modelCall;
   const dispatch = runToolCalls({
-    tools, strategy: c.toolExecution ?? 'parallel', scheduler, preDispatch: policies.preDispatch ?? [],
-    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks }),
-    ...defined({ toolResults: c.operators?.toolResults, toolCalls: c.operators?.toolCalls }),
+    tools, strategy: c.toolExecution ?? 'parallel', scheduler,
+    preDispatch: some(guards.toolInput) ? [toolInputPolicy(guards.toolInput, onError), ...(policies.preDispatch ?? [])] : (policies.preDispatch ?? []),
+    ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, toolsOf: turnTools ? (s: LoopState) => turnTools.of(s) : undefined }),
+    ...defined({ toolResults: toolResultStage(c, onError), toolCalls: c.operators?.toolCalls }),
   });
 
   const turn = loopStages(
@@ -179,8 +195,9 @@ function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoop
       compaction && compactContext(compaction, { scheduler }),
       some(policies.preTurn) && preTurnPolicies(policies.preTurn, { model: c.model, scheduler }),
       request,
+      prepared,
       call,
-      compaction && recoverOverflow(loopStages(compactContext(compaction, { reason: 'overflow', scheduler }), request, call)),
+      compaction && recoverOverflow(loopStages(compactContext(compaction, { reason: 'overflow', scheduler }), request, prepared, call)),
       settleCall({ model: c.model, scheduler, tagTurn: true }),
       hooks.onError && onErrorHook(hooks.onError, { scheduler }),
       recordAssistant(),
@@ -189,6 +206,7 @@ function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoop
       some(policies.postTurn) && postTurnPolicies(policies.postTurn, { scheduler }),
       endTurn({ scheduler, recorded: true }),
       hooks.afterTurn && afterTurnHook(hooks.afterTurn, { scheduler }),
+      c.stopWhen !== undefined && stopWhen(c.stopWhen, { scheduler, ...pricingOf(c) }), // after a turn that asks for another
     )),
     decideNext({
       scheduler, filters, postLoop: policies.postLoop ?? [],
@@ -204,6 +222,7 @@ function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoop
     injectQueued(followUpsToContinue, { filters, scheduler }), // a continuation's queued follow-ups
     answerOpenCalls(dispatch, recordToolResults()),
     repeatTurns(turn, { more: (s) => !s.ended }),
+    some(guards.output) && outputGuardrails(guards.output, { onError, scheduler }), // the final answer, before AgentEnd
     endRun({ scheduler, ...defined({ afterLoop: hooks.afterLoop }) }),
   );
 }
@@ -231,4 +250,13 @@ function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], 
   const out: Record<string, unknown> = {};
   for (const k in fields) if (fields[k] !== undefined) out[k] = fields[k];
   return out as { [K in keyof T]?: Exclude<T[K], undefined> };
+}
+
+/** The tool-output guardrails, then your `toolResults` operator. */
+function toolResultStage(c: AgentLoopConfig, onError: 'trip' | 'pass'): MonoTypeOperatorFunction<ToolResultMessage> | undefined {
+  const guards = c.guardrails?.toolOutput;
+  const yours = c.operators?.toolResults;
+  if (!some(guards)) return yours;
+  const guarded = toolOutputStage(guards, onError);
+  return yours ? (results) => yours(guarded(results)) : guarded;
 }
