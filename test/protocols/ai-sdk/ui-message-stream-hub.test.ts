@@ -114,6 +114,10 @@ describe('UIMessageStreamHub with the ai package\'s own client (DefaultChatTrans
     expect(await (await post(JSON.stringify({ id: 'c5' }))).json()).toEqual({ error: `the body's "messages" must be an array of UI messages` });
     expect((await fetch(`${server.url}/api/chat`, { method: 'GET' })).status).toBe(405);
     expect((await fetch(`${server.url}/api/chat/%E0/stream`)).status).toBe(400);
+    const foreign = await fetch(`${server.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://evil.example' }, body: JSON.stringify({ id: 'c5', messages: [user('Hi')] }) });
+    expect(foreign.status).toBe(403);
+    expect(await foreign.json()).toEqual({ error: 'origin http://evil.example may not call this server (options.allowedOrigins)' });
+    expect((await fetch(`${server.url}/api/chat/c5/stream`)).status).toBe(204); // resume is allowed by this authorize; nothing under way
   });
 
   it('messages it cannot take get 400 naming the message and part', async () => {
