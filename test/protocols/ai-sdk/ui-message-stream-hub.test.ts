@@ -92,6 +92,9 @@ describe('UIMessageStreamHub with the ai package\'s own client (DefaultChatTrans
     expect(first.chunks.at(-1)).toEqual({ type: 'finish' });
     const asked = first.message!.parts.find((p) => p.type === 'tool-deploy') as { state: string; approval?: { id: string } };
     expect(asked).toMatchObject({ state: 'approval-requested', approval: { id: 'd1' } });
+    // a page reloaded while the run waits gets the message so far again, the approval request included
+    const replay = await read((await transport().reconnectToStream({ chatId: 'c4' }))!);
+    expect(replay.message?.parts).toEqual(first.message?.parts);
     // what addToolApprovalResponse does to the part, then the automatic send
     const answered: UIMessage = { ...first.message!, parts: first.message!.parts.map((p) => (p === (asked as unknown) ? { ...asked, state: 'approval-responded', approval: { id: 'd1', approved: true } } : p)) as UIMessage['parts'] };
     const second = await read(await transport().sendMessages({ chatId: 'c4', messages: [user('ship it'), answered], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }), answered);

@@ -8,7 +8,7 @@ import { fromUIMessages } from '../from-ui-messages.js';
 import { isUIToolPart, type UIMessage } from '../ui-message.js';
 import { UI_MESSAGE_STREAM_HEADERS } from '../ui-message-stream.js';
 import { encodeUIMessageChunk } from '../ui-message-stream.js';
-import { ChatRunLog, type ChatRunControls } from './chat-run-log.js';
+import { ChatRunLog, type ChatRunControls, type Segment } from './chat-run-log.js';
 import { pumpChunks } from './chunk-pump.js';
 
 /** What a request asks of a chat: a reply to its messages, the rest of the reply being streamed, a stop. */
@@ -64,7 +64,8 @@ export interface UIMessageStreamHubOptions {
  * nothing is shown twice — and 204 when no reply is under way. When the run waits for approvals
  * the response ends after asking; the page answers (`addToolApprovalResponse` and
  * `sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses`) with a new POST,
- * whose response streams the rest of the same message. A client that goes does not stop the run
+ * whose response streams the rest of the same message; a page reloaded meanwhile gets the message
+ * so far from `GET {base}/{id}/stream`, approval requests included, and answers them the same way. A client that goes does not stop the run
  * (it may be a reload); `POST {base}/{id}/stop` does (call it with `useChat`'s `stop()`). Every
  * request is asked of `authorize`; bodies are limited; bad input gets a clear 4xx; `handle` never throws.
  *
@@ -163,8 +164,9 @@ export class UIMessageStreamHub {
   private async resume(req: IncomingMessage, res: ServerResponse, chatId: string): Promise<void> {
     if (!(await this.authorized(req, res, { chatId, action: 'resume' }))) return;
     const log = this.chats.get(chatId);
-    if (!log?.openSegment) return void res.writeHead(204, corsHeaders(req, this.options.allowedOrigins)).end();
-    this.stream(req, res, log, 0);
+    if (!log || log.isOver) return void res.writeHead(204, corsHeaders(req, this.options.allowedOrigins)).end();
+    // a reply under way, or waiting for the page's approvals (a reload asks again): the message so far
+    this.stream(req, res, log, 0, undefined, log.openSegment ?? { start: 0, end: log.chunks.length });
   }
 
   private async stop(req: IncomingMessage, res: ServerResponse, chatId: string): Promise<void> {
@@ -176,8 +178,7 @@ export class UIMessageStreamHub {
     sendJson(res, 202, { stopped: chatId });
   }
 
-  private stream(req: IncomingMessage, res: ServerResponse, log: ChatRunLog, from: number, prefix?: string): void {
-    const segment = log.segments[log.segments.length - 1]!;
+  private stream(req: IncomingMessage, res: ServerResponse, log: ChatRunLog, from: number, prefix?: string, segment: Segment = log.segments[log.segments.length - 1]!): void {
     res.writeHead(200, { ...UI_MESSAGE_STREAM_HEADERS, ...corsHeaders(req, this.options.allowedOrigins) });
     const stop = pumpChunks(log, segment, from, res, prefix);
     res.once('close', stop);
