@@ -55,21 +55,29 @@ async function handle(request: Request, options: AgUiHandlerOptions<Request>, li
   if (refused) return json(refused.status, { error: refused.error });
   const encoder = await agUiEncoder(request.headers.get('accept'));
   const abort = new AbortController();
-  request.signal?.addEventListener('abort', () => abort.abort(), { once: true });
+  let open = true;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
+      const close = () => {
+        if (open) controller.close();
+        open = false;
+      };
+      // The client went away (the Request's signal, or the stream cancelled): the run is aborted
+      // gracefully and goes on to its end, unread.
+      request.signal?.addEventListener('abort', () => (abort.abort(), close()), { once: true });
       runAgUi(input, options, abort.signal).subscribe({
         next: (event) => {
-          if (!abort.signal.aborted) controller.enqueue(encoder.encodeBinary(event));
+          if (open) controller.enqueue(encoder.encodeBinary(event));
         },
-        error: (e) => controller.error(e),
-        complete: () => {
-          if (!abort.signal.aborted) controller.close();
+        error: (e) => {
+          if (open) controller.error(e);
+          open = false;
         },
+        complete: close,
       });
     },
-    // The client went away: the run is aborted gracefully and goes on to its end, unread.
     cancel() {
+      open = false;
       abort.abort();
     },
   });

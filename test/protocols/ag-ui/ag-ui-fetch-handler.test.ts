@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HttpAgent } from '@ag-ui/client';
-import type { AnyTool } from '../../../src/index.js';
+import { tap } from 'rxjs';
+import type { AgentEvent, AnyTool } from '../../../src/index.js';
 import { scriptedModel, scriptedProvider } from '../../../src/testing/index.js';
 import { agUiFetchHandler, type AgUiHandlerOptions } from '../../../src/protocols/ag-ui/index.js';
 
@@ -40,5 +41,16 @@ describe('agUiFetchHandler with HttpAgent', () => {
     const stream = new ReadableStream<Uint8Array>({ pull: (c) => c.enqueue(new Uint8Array(64).fill(32)) }); // endless
     const res = await handle(new Request('http://agent.test/run', { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit));
     expect(res.status).toBe(413);
+  });
+
+  it('the client aborting (the Request\'s signal) aborts the run gracefully', async () => {
+    const seen: string[] = [];
+    const provider = scriptedProvider([{ text: 'z'.repeat(400), chunkDelay: 10 }]);
+    const config = { model: scriptedModel(), provider, operators: { events: tap((e: AgentEvent) => void seen.push(e.type === 'AgentEnd' ? `AgentEnd:${e.stopReason}` : e.type)) } };
+    const agent = agentOn({ config, authorize: 'allow-all' }, { url: 'http://agent.test/run', initialMessages: [{ id: 'u1', role: 'user', content: 'talk' }] });
+    let deltas = 0;
+    await agent.runAgent({}, { onTextMessageContentEvent: () => void (++deltas === 3 && agent.abortRun()) }).catch(() => undefined);
+    await expect.poll(() => seen.at(-1), { timeout: 10_000 }).toBe('AgentEnd:aborted');
+    expect(seen.filter((t) => t === 'MessageUpdate').length).toBeLessThan(100);
   });
 });
