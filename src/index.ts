@@ -17,6 +17,9 @@ export { ProviderRegistry, defaultProviderRegistry } from './providers/registry.
 export { AssistantMessageBuilder } from './providers/message-builder.js';
 export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptInput, type ContinueKindName } from './agent/basic-agent.js';
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
+export { handoff, withoutToolCalls, type HandoffOptions } from './agent/handoff.js';
+export { agentTool, type AgentToolOptions } from './agent/agent-tool.js';
+export { isHandoffTool, type AgentSpec, type HandoffInput, type HandoffInputFilter, type HandoffTarget, type HandoffTool } from './loop/handoff-team.js';
 export { AgentRunError, runText, textStream, textDeltas, finalText } from './output/run-text.js';
 export {
   defineOutput, InvalidOutputError, type DefineOutputOptions, type OutputFailure, type OutputIssue, type OutputOf, type OutputOutcome,

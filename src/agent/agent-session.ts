@@ -16,6 +16,8 @@ export interface RestoredAgentState {
   /** Calls that were waiting for approval when the session was saved. */
   pending: PendingApproval[];
   lastLoopId: string | undefined;
+  /** The agent that had the conversation last (the last `Handoff` of the session's runs), when they handed off. */
+  activeAgent: string | undefined;
   /** The `{N}` of each config segment's last loop id, so new loop ids go on from there. */
   loopCounters: Map<string, number>;
   /** A recorder holding the session's loops again, to record what comes next into the same session. */
@@ -61,6 +63,7 @@ export function restoredAgentState(session: Session): RestoredAgentState {
   const answered = new Set<string>();
   const loopCounters = new Map<string, number>();
   let lastLoopId: string | undefined;
+  let activeAgent: string | undefined;
   const recorder = new SessionRecorder();
   for (const loop of session.loops) {
     for (const e of loop.events) recorder.onEvent(e as AgentEvent);
@@ -72,10 +75,11 @@ export function restoredAgentState(session: Session): RestoredAgentState {
       if (e.type === 'ToolApprovalRequested') {
         requested.set(e.toolCallId, { loopId: e.loopId, toolCallId: e.toolCallId, toolName: e.toolName, args: e.args, requestedAt: e.timestamp });
       } else if (e.type === 'ToolApprovalResolved' || e.type === 'ToolExecutionEnd') answered.add(e.toolCallId);
+      else if (e.type === 'Handoff' && e.loopId === loop.loopId) activeAgent = e.to;
     }
   }
   const pending = [...requested.values()].filter((p) => !answered.has(p.toolCallId));
-  return { messages, history: session.history ?? [], pending, lastLoopId, loopCounters, recorder };
+  return { messages, history: session.history ?? [], pending, lastLoopId, activeAgent, loopCounters, recorder };
 }
 
 function messagesOf(loop: LoopRecord): AgentMessage[] {

@@ -53,6 +53,8 @@ export class BasicAgent extends AgentControls {
   private currentSessionId: string;
   /** The most recent loop id; the parent of the next continuation. */
   lastLoopId: string | undefined;
+  /** With handoff tools: the agent that answered last (the next run starts with it); `undefined` for the agent's own. */
+  activeAgent: string | undefined;
 
   private readonly store = new TranscriptStore();
   /** Every event of every run, hot. A subscriber that throws is reported by RxJS and cannot break a run. */
@@ -224,6 +226,7 @@ export class BasicAgent extends AgentControls {
   reset(): void {
     this.abort();
     this.conversation = [];
+    this.activeAgent = undefined;
     this.clearQueues();
     this.streaming = false;
     this.store.reset();
@@ -284,7 +287,7 @@ export class BasicAgent extends AgentControls {
   /** Takes on a restored session's state (see AgentControls.restore). */
   protected adoptRestored(state: RestoredAgentState, sessionId: string): void {
     this.assertIdle('restore');
-    ({ messages: this.conversation, lastLoopId: this.lastLoopId, loopCounters: this.loopCounters } = state);
+    ({ messages: this.conversation, lastLoopId: this.lastLoopId, loopCounters: this.loopCounters, activeAgent: this.activeAgent } = state);
     this.currentSessionId = sessionId;
   }
 
@@ -309,6 +312,7 @@ export class BasicAgent extends AgentControls {
       loopId,
       ...(continuation && this.lastLoopId ? { parentLoopId: this.lastLoopId } : {}),
       ...(continuation ? { continuationKind: continuation } : {}),
+      ...(this.activeAgent !== undefined ? { agent: this.activeAgent } : {}),
     };
     const parentLoopId = this.lastLoopId;
     this.lastLoopId = loopId;
@@ -319,6 +323,7 @@ export class BasicAgent extends AgentControls {
     };
     const onEvent = (event: AgentEvent): void => {
       if (event.type === 'AgentEnd' && event.loopId === loopId) this.conversation = [...this.conversation, ...event.messages];
+      if (event.type === 'Handoff' && event.loopId === loopId) this.activeAgent = event.to;
     };
     const loop = this.loopConfig(controller.signal);
     const config = output ? { ...loop, output } : loop;

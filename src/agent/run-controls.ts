@@ -7,6 +7,7 @@ import { AgentError } from '../types/errors.js';
 import type { ApprovalAnswer, ApprovalDecision, ToolApprovalConfig } from '../operators/request-approval.js';
 import type { ToolCallCancel } from '../operators/internal/call-cancellations.js';
 import type { AgentLoopConfig } from '../loop/config.js';
+import { reachableTools } from '../loop/handoff-team.js';
 import type { SessionRecorder } from '../session/recorder.js';
 
 export type { ApprovalDecision };
@@ -158,7 +159,8 @@ export class RunControls {
    */
   wire(config: AgentLoopConfig, tools: readonly AnyTool[]): Pick<AgentLoopConfig, 'approval' | 'cancelToolCalls'> {
     const own = config.approval;
-    const asks = own !== undefined || tools.some((t) => t.needsApproval !== undefined && t.needsApproval !== false);
+    // The tools of the agents its handoffs and agent tools reach ask through this channel too.
+    const asks = own !== undefined || reachableTools(tools).some((t) => t.needsApproval !== undefined && t.needsApproval !== false);
     const cancels = this.cancels.asObservable();
     const cancelToolCalls = config.cancelToolCalls ? merge(cancels, config.cancelToolCalls) : cancels;
     if (!asks) return { cancelToolCalls };

@@ -19,6 +19,7 @@ import { responseFormatOf } from '../output/output-spec.js';
 import { SteeringInbox, takeQueued } from './steering-inbox.js';
 import type { QueuedMessage } from '../sources/queues.js';
 import { deepFreeze, FREEZE_EVENTS } from './freeze-events.js';
+import { handoffTeam, MAIN_AGENT, teamStages } from './handoff-team.js';
 import { stopWhen } from './stages/stop-when.js';
 import { ModelRoutes, prepareTurn, TurnTools } from './stages/prepare-turn.js';
 import { inputGuardrails } from './stages/input-guardrails.js';
@@ -133,7 +134,7 @@ function startState(context: AgentContext, config: AgentLoopConfig, setup: RunSe
     agentId: setup.agentId, sessionId: setup.sessionId, parentLoopId: context.parentLoopId, parentToolCallId: context.parentToolCallId,
     continuationKind: context.continuationKind, prompts: setup.prompts, firstTrigger: setup.firstTrigger,
     signal: config.signal, steering: config.steering && new SteeringInbox(config.steering, config.steeringPolicy),
-    followUp: config.followUp, cancelToolCalls: config.cancelToolCalls, approval: config.approval,
+    followUp: config.followUp, cancelToolCalls: config.cancelToolCalls, approval: config.approval, agent: context.agent,
   };
   return loopState(setup.loopId, context.messages.slice(), NONE, run);
 }
@@ -144,12 +145,12 @@ function stagesOf(context: AgentContext, config: AgentLoopConfig, setup: RunSetu
 }
 
 /**
- * The run, top to bottom: open it, admit its input, turn after turn while there is work, close it.
- * A function of the config, the context's tools and system prompt, and the provider: what a run has
- * of its own (ids, prompts, signal, steering, follow-ups, call cancellations) is read from its state
- * (`LoopState.run`), so that runs share one composition.
+ * One turn of the loop, and its answer to tool calls a resumed run finds open. A function of the
+ * config, the tools and system prompt, and the provider: what a run has of its own (ids, prompts,
+ * signal, steering, follow-ups, call cancellations) is read from its state (`LoopState.run`), so
+ * that runs share one composition.
  */
-function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoopConfig, setup: Pick<RunSetup, 'scheduler' | 'provider'>): LoopStage {
+function turnStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoopConfig, setup: Pick<RunSetup, 'scheduler' | 'provider'>): { turn: LoopStage; open: LoopStage } {
   const { scheduler } = setup;
   const hooks = c.hooks ?? {};
   const policies = c.policies ?? {};
@@ -216,15 +217,33 @@ function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoop
     c.output !== undefined && checkOutput(c.output, { scheduler }), // the answer when the run would end: valid, or one corrective turn
   );
 
-  return loopStages(
+  return { turn, open: answerOpenCalls(dispatch, recordToolResults()) };
+}
+
+/**
+ * The run, top to bottom: open it, admit its input, turn after turn while there is work, close it.
+ * With handoff tools, each turn is the active agent's (`handoffTeam`, `teamStages`).
+ */
+function runStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoopConfig, setup: Pick<RunSetup, 'scheduler' | 'provider'>): LoopStage {
+  const { scheduler } = setup;
+  const hooks = c.hooks ?? {};
+  const filters = c.inputFilters ?? [];
+  const guards = c.guardrails ?? {};
+  const onError = guards.onError ?? 'trip';
+  const team = handoffTeam(tools, systemPrompt, c, setup.provider);
+  const { turn, open, named } = team
+    ? teamStages(team, c.agentName ?? MAIN_AGENT, scheduler, (m) => turnStages(m.tools, m.systemPrompt, m.config, { scheduler, provider: m.provider }))
+    : { ...turnStages(tools, systemPrompt, c, setup), named: (stage: LoopStage) => stage };
+
+  return named(loopStages(
     startRun({ fromRun: true, scheduler, ...defined({ beforeLoop: hooks.beforeLoop, metadata: c.metadata }) }),
     admitPrompts(undefined, { filters, scheduler }), // the run's prompts (none for a continuation)
     injectQueued(followUpsToContinue, { filters, scheduler }), // a continuation's queued follow-ups
-    answerOpenCalls(dispatch, recordToolResults()),
+    open,
     repeatTurns(turn, { more: (s) => !s.ended }),
     some(guards.output) && outputGuardrails(guards.output, { onError, scheduler }), // the final answer, before AgentEnd
     endRun({ scheduler, ...defined({ afterLoop: hooks.afterLoop }) }),
-  );
+  ));
 }
 
 const NONE: readonly AgentMessage[] = [];

@@ -30,6 +30,8 @@ export interface AgentContext {
   /** The tool call that started this loop (sub-agents set it); carried on AgentStart. */
   parentToolCallId?: string;
   continuationKind?: ContinuationKind;
+  /** With handoff tools: the agent the run starts with (`BasicAgent` sets the one that answered last); default `config.agentName`. */
+  agent?: string;
 }
 
 /**
@@ -106,6 +108,8 @@ export interface AgentLoopConfig {
   cancelToolCalls?: Observable<string | ToolCallCancel>;
   /** Carried on AgentStart. */
   metadata?: unknown;
+  /** This agent's name when its tools hand off to others (`handoff()`), in `Handoff` events and on `AgentStart`/`AgentEnd` (default `main`). */
+  agentName?: string;
   /**
    * Structured output: the run ends with its answer parsed and validated against this schema
    * (zod / Standard Schema, JSON Schema of an object, or `defineOutput(...)`), on `AgentEnd.output`;

@@ -129,6 +129,7 @@ const EVENT_TYPE_RECORD: Record<AgentEventType, true> = {
   ModelFallback: true,
   GuardrailTripped: true,
   ToolApprovalRequested: true, ToolApprovalResolved: true,
+  Handoff: true,
 };
 const EVENT_TYPES = Object.keys(EVENT_TYPE_RECORD) as [AgentEventType, ...AgentEventType[]];
 

@@ -1,5 +1,7 @@
 import { isObservable, Observable, type SchedulerLike, type Subscription, type Unsubscribable } from 'rxjs';
 import type { AnyTool, ToolContext, ToolEmission, ToolExecution, ToolResult } from '../types/tool.js';
+import type { AgentEvent } from '../types/events.js';
+import type { ToolApprovalConfig } from '../operators/request-approval.js';
 import { isFinalToolResult, toolProgress, toolUpdate } from '../types/tool.js';
 import { ToolError, errorMessage } from '../types/errors.js';
 import { linkedAbortController, onAbort } from './cancellation.js';
@@ -8,6 +10,12 @@ export type ToolRunEmission =
   | { kind: 'update'; partial: ToolResult }
   | { kind: 'progress'; text: string }
   | { kind: 'result'; result: ToolResult; isError: boolean };
+
+/** An event of a loop a call started (`ctx.emit`: an agent tool's child run), for the run's stream as it is. */
+export interface ToolEventEmission {
+  kind: 'event';
+  event: AgentEvent;
+}
 
 /** Why a running tool was cut short. */
 export type ToolCutReason = 'aborted' | 'interrupted' | 'timeout' | 'cancelled';
@@ -39,6 +47,8 @@ export interface RunToolOptions {
   watchInterrupt?: (cut: () => void) => () => void;
   /** `cancel$` as a plain callback registration: calls `cut` with the reason when this call is cancelled; returns what stops watching. */
   watchCancel?: (cut: (reason: string | undefined) => void) => () => void;
+  /** The run's approval config, handed to the tool (`ctx.approval`) for loops it starts. */
+  approval?: ToolApprovalConfig;
 }
 
 /** The error result of a call cancelled on its own (`agent.cancelToolCall`), which the model reads. */
@@ -50,6 +60,8 @@ export function cancelledText(reason: string | undefined): string {
 export interface ToolRunSink {
   update(partial: ToolResult): void;
   progress(text: string): void;
+  /** An event of a loop the call started (`ctx.emit`); without it, the tool's context has no `emit`. */
+  event?(event: AgentEvent): void;
   /** Called exactly once, unless the run is stopped first. */
   result(result: ToolResult, isError: boolean): void;
 }
@@ -62,10 +74,23 @@ const textResult = (text: string): ToolResult => ({ content: [{ type: 'text', te
  * the caller gets a result, never an error. Unsubscribing aborts the tool's signal.
  */
 export function runTool(tool: AnyTool, args: unknown, options: RunToolOptions): Observable<ToolRunEmission> {
-  return new Observable<ToolRunEmission>((subscriber) =>
+  return toolRun(tool, args, options, false) as Observable<ToolRunEmission>;
+}
+
+/**
+ * {@link runTool} whose tool may send events of loops it starts (`ctx.emit`), emitted as they come
+ * (`{ kind: 'event' }`): how the loop's tool dispatch runs a call.
+ */
+export function runToolForwarding(tool: AnyTool, args: unknown, options: RunToolOptions): Observable<ToolRunEmission | ToolEventEmission> {
+  return toolRun(tool, args, options, true);
+}
+
+function toolRun(tool: AnyTool, args: unknown, options: RunToolOptions, forwarding: boolean): Observable<ToolRunEmission | ToolEventEmission> {
+  return new Observable<ToolRunEmission | ToolEventEmission>((subscriber) =>
     startTool(tool, args, options, {
       update: (partial) => subscriber.next({ kind: 'update', partial }),
       progress: (text) => subscriber.next({ kind: 'progress', text }),
+      ...(forwarding ? { event: (event: AgentEvent) => subscriber.next({ kind: 'event', event }) } : {}),
       result: (result, isError) => {
         subscriber.next({ kind: 'result', result, isError });
         subscriber.complete();
@@ -160,6 +185,16 @@ class ToolRun {
   /** From `ctx.onProgress`; dropped likewise. */
   progress(text: string): void {
     if (!this.finished) this.sink.progress(text);
+  }
+
+  /** Whether the sink takes events of loops the tool starts (`ctx.emit`). */
+  get forwards(): boolean {
+    return this.sink.event !== undefined;
+  }
+
+  /** From `ctx.emit`; dropped likewise. */
+  event(event: AgentEvent): void {
+    if (!this.finished) this.sink.event?.(event);
   }
 
   /** The tool's AbortSignal, made on first read (most tools never look at it). */
@@ -285,6 +320,8 @@ class ToolRunContext implements ToolContext {
   readonly scheduler: SchedulerLike;
   readonly onUpdate: (partial: ToolResult | string) => void;
   readonly onProgress: (text: string) => void;
+  readonly emit?: (event: AgentEvent) => void;
+  readonly approval?: ToolApprovalConfig;
 
   constructor(
     private readonly run: ToolRun,
@@ -297,6 +334,8 @@ class ToolRunContext implements ToolContext {
     // Own functions, not methods: tools may pass them around unbound (`const { onUpdate } = ctx`).
     this.onUpdate = (partial) => run.update(partial);
     this.onProgress = (text) => run.progress(text);
+    if (run.forwards) this.emit = (event) => run.event(event);
+    if (options.approval) this.approval = options.approval;
   }
 
   get signal(): AbortSignal {

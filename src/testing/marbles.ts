@@ -28,6 +28,7 @@ export const EVENT_LETTERS: Readonly<Record<AgentEventType, string>> = {
   HookError: 'H',
   ToolApprovalRequested: 'V',
   ToolApprovalResolved: 'v',
+  Handoff: 'O',
 };
 
 /** Maps events to their letters, so `expectObservable(run$.pipe(eventLetters())).toBe('(ATMm...)')` reads as a diagram. */
@@ -58,6 +59,8 @@ export function describeEvent(e: AgentEvent): string {
       return `AgentEnd:${e.stopReason}`;
     case 'ModelFallback':
       return `ModelFallback:${e.from.id}>${e.to.id}`;
+    case 'Handoff':
+      return `Handoff:${e.from}>${e.to}`;
     case 'GuardrailTripped':
       return `GuardrailTripped:${e.guardrail}`;
     default:

@@ -21,6 +21,8 @@ export interface AgentStartEvent {
   continuationKind?: ContinuationKind;
   timestamp: number;
   metadata?: unknown;
+  /** The agent the run starts with, when its tools hand off (`handoff()`): `config.agentName`, or `context.agent`. */
+  agent?: string;
 }
 
 export interface AgentEndEvent {
@@ -40,6 +42,27 @@ export interface AgentEndEvent {
   outputError?: OutputFailure;
   /** What ended the run when a stop condition (`stopWhen`) or a guardrail did. */
   stoppedBy?: StoppedBy;
+  /** The agent that answered last, when the run's tools hand off (`handoff()`). */
+  agent?: string;
+}
+
+/**
+ * The conversation went from one agent to another (`handoff()`): the model called `toolName`, and
+ * the next turns are `to`'s (its system prompt, tools, model and settings). Emitted after the turn
+ * that called it.
+ */
+export interface HandoffEvent {
+  type: 'Handoff';
+  loopId: string;
+  /** The turn whose tool call handed off. */
+  turnIndex: number;
+  from: string;
+  to: string;
+  toolCallId: string;
+  toolName: string;
+  /** The arguments the model gave the handoff tool (its reason, by default). */
+  arguments: Record<string, unknown>;
+  timestamp: number;
 }
 
 /** The kinds of guardrail (`config.guardrails`). */
@@ -310,7 +333,8 @@ export type AgentEvent =
   | HookErrorEvent
   | GuardrailTrippedEvent
   | ToolApprovalRequestedEvent
-  | ToolApprovalResolvedEvent;
+  | ToolApprovalResolvedEvent
+  | HandoffEvent;
 
 export type AgentEventType = AgentEvent['type'];
 export type EventOf<T extends AgentEventType> = Extract<AgentEvent, { type: T }>;

@@ -1,5 +1,7 @@
 import type { Observable, SchedulerLike } from 'rxjs';
 import type { ToolCall, ToolResultContent } from './content.js';
+import type { AgentEvent } from './events.js';
+import type { ToolApprovalConfig } from '../operators/request-approval.js';
 
 /** What a tool produced. `details` is for the app, `content` for the model. */
 export interface ToolResult {
@@ -46,6 +48,14 @@ export interface ToolContext {
   onUpdate(partial: ToolResult | string): void;
   /** Push a status line (same as emitting `toolProgress`). */
   onProgress(text: string): void;
+  /**
+   * Sends an event of a loop this call started (an `agentTool`'s child run) into the run's stream as
+   * it happens; dropped once the call has its result. Set by the loop's tool dispatch (absent in a
+   * context made by hand).
+   */
+  emit?(event: AgentEvent): void;
+  /** The run's approval config, for loops this call starts: their calls ask through the same channel. */
+  approval?: ToolApprovalConfig;
 }
 
 /** JSON Schema object as sent to the model. */

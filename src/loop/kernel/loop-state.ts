@@ -93,6 +93,8 @@ export interface RunInfo {
   readonly cancelToolCalls?: Observable<string | ToolCallCancel>;
   /** Approval of the run's tool calls (`runToolCalls` without an `approval` of its own). */
   readonly approval?: ToolApprovalConfig;
+  /** The agent of a handoff team the run starts with (`context.agent`; see `agentTurns`). */
+  readonly agent?: string;
 }
 
 /** A run's steering: what its checkpoints ask and take. */

@@ -1,6 +1,5 @@
 import {
-  asyncScheduler, concat, concatMap, defer, EMPTY, from, identity, Observable, type Observer, of, type SchedulerLike,
-  type TeardownLogic,
+  asyncScheduler, concat, concatMap, defer, EMPTY, from, identity, Observable, type Observer, of, type SchedulerLike, type TeardownLogic,
 } from 'rxjs';
 import type { ToolCall } from '../../types/content.js';
 import type { AgentEvent } from '../../types/events.js';
@@ -9,7 +8,7 @@ import type { AnyTool, ToolResult } from '../../types/tool.js';
 import type { HookResult, PreDispatchPolicy, PreDispatchVerdict } from '../../types/hooks.js';
 import { errorMessage } from '../../types/errors.js';
 import { callHookSafely } from '../../sources/hook-result.js';
-import { cancelledText, runTool, startTool, TOOL_TEXTS, type RunToolOptions } from '../../sources/tool-run.js';
+import { cancelledText, runToolForwarding, startTool, TOOL_TEXTS, type RunToolOptions } from '../../sources/tool-run.js';
 import { approvalGate } from '../request-approval.js';
 import { resultOfTurn, toolResultMessage } from './tool-result-message.js';
 import { CallCancellations } from './call-cancellations.js';
@@ -184,6 +183,7 @@ export class ToolDispatcher {
     return startTool(tool, args, this.toolOptions(tool, call), {
       update: (partial) => subscriber.next(this.updateEvent(call, partial)),
       progress: (text) => subscriber.next(this.progressEvent(call, text)),
+      event: (event) => subscriber.next(event),
       result: (result, isError) => {
         const message = toolResultMessage(call, result, isError, this.now(), this.turnId);
         subscriber.next(this.endEvent(call, result, message));
@@ -280,7 +280,7 @@ export class ToolDispatcher {
   }
 
   private toolOptions(tool: AnyTool, call: ToolCall): RunToolOptions {
-    const options: RunToolOptions = { toolCallId: call.id, loopId: this.o.loopId, scheduler: this.scheduler };
+    const options: RunToolOptions = { toolCallId: call.id, loopId: this.o.loopId, scheduler: this.scheduler, approval: this.o.approval };
     if (this.o.signal) options.signal = this.o.signal;
     const timeoutMs = tool.timeoutMs ?? this.o.timeoutMs;
     if (timeoutMs !== undefined) options.timeoutMs = timeoutMs;
@@ -291,10 +291,11 @@ export class ToolDispatcher {
   }
 
   private execute(tool: AnyTool, call: ToolCall, args: unknown): Observable<AgentEvent> {
-    return runTool(tool, args, this.toolOptions(tool, call)).pipe(
+    return runToolForwarding(tool, args, this.toolOptions(tool, call)).pipe(
       concatMap((e) => {
         if (e.kind === 'progress') return of(this.progressEvent(call, e.text));
         if (e.kind === 'update') return this.update(call, e.partial);
+        if (e.kind === 'event') return of(e.event);
         return this.finish(call, e.result, e.isError);
       }),
     );

@@ -69,6 +69,7 @@ const KNOWN_EVENT_TYPES: Readonly<Record<AgentEventType, true>> = {
   HookError: true,
   ToolApprovalRequested: true,
   ToolApprovalResolved: true,
+  Handoff: true,
 };
 const isKnownType = (type: string): type is AgentEventType => Object.prototype.hasOwnProperty.call(KNOWN_EVENT_TYPES, type);
 
