@@ -30,9 +30,9 @@ const SUBPATHS = ALL_SUBPATHS.filter((s) => !(s in NEEDS_PEER_AT_IMPORT));
 /** The core install's ceiling (issue 14): phi-rx and what npm brings with it into an empty project. */
 const MAX_CORE_PACKAGES = 10;
 /** The entries that must run in a browser: they load no Node built-in (README, "Runs anywhere JavaScript runs"). */
-const BROWSER_SAFE = ['phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/transport'];
+const BROWSER_SAFE = ['phi-rx', 'phi-rx/testing', 'phi-rx/providers', 'phi-rx/transport', 'phi-rx/ai-sdk'];
 /** The Node-only subpaths, whose code must stay out of what the browser-safe entries load. */
-const NODE_ONLY = ['phi-rx/node', 'phi-rx/transport/node', 'phi-rx/postgres', 'phi-rx/redis', 'phi-rx/mcp', 'phi-rx/openapi', 'phi-rx/config', 'phi-rx/otel', 'phi-rx/a2a'];
+const NODE_ONLY = ['phi-rx/node', 'phi-rx/transport/node', 'phi-rx/postgres', 'phi-rx/redis', 'phi-rx/mcp', 'phi-rx/openapi', 'phi-rx/config', 'phi-rx/otel', 'phi-rx/a2a', 'phi-rx/ai-sdk/node'];
 
 let work: string;
 let app: string;
