@@ -76,7 +76,7 @@ export function agentAsMcp(served: McpServedAgent, onEvent?: McpRunEventListener
           s.complete();
         });
       }
-      return runAgent(served.agent, task, call, output, (e) => onEvent?.(e, { tool: name, requestId: call.requestId }), outputSchema?.wrapped === true);
+      return runAgent(served.agent, task, call, output, listener(onEvent, { tool: name, requestId: call.requestId }), outputSchema?.wrapped === true);
     },
   };
 }
@@ -126,6 +126,18 @@ function callConfig(agent: BasicAgent, signal: AbortSignal, answers: Subject<App
   const { steering: _s, followUp: _f, ...config } = agent.loopConfig(signal);
   const approval = config.approval ? { ...config.approval, answers: merge(config.approval.answers ?? EMPTY, answers) } : undefined;
   return { ...config, ...(approval ? { approval } : {}), ...(output !== undefined ? { output } : {}) };
+}
+
+/** `onEvent` for one call; a listener that throws is ignored: it must not end the run it watches. */
+function listener(onEvent: McpRunEventListener | undefined, call: { tool: string; requestId: string }): (e: AgentEvent) => void {
+  if (!onEvent) return () => undefined;
+  return (e) => {
+    try {
+      onEvent(e, call);
+    } catch {
+      // a listener's failure is its own
+    }
+  };
 }
 
 /** What a client shows while the run goes on; undefined for events that say nothing new (deltas, starts). */

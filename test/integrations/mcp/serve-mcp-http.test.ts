@@ -192,3 +192,40 @@ describe('the HTTP endpoint’s guards', () => {
     expect((await post(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }))).status).toBe(400);
   });
 });
+
+describe('sessions', () => {
+  it('caps open sessions (503 above maxSessions), closes idle ones (then 404), and a throwing onEvent does not end a run', async () => {
+    const small = await serveMcp(helperAgent(), {
+      transport: 'http',
+      authorize: 'allow-all',
+      maxSessions: 1,
+      sessionIdleMs: 300,
+      onEvent: () => {
+        throw new Error('a broken listener');
+      },
+    });
+    const smallListener = http.createServer(small.handle);
+    await new Promise<void>((resolve) => smallListener.listen(0, '127.0.0.1', resolve));
+    const smallUrl = new URL(`http://127.0.0.1:${(smallListener.address() as AddressInfo).port}/mcp`);
+    try {
+      const first = new Client({ name: 'first', version: '1' });
+      const transport = new StreamableHTTPClientTransport(smallUrl);
+      await first.connect(transport);
+      expect(await first.callTool({ name: 'ask_helper', arguments: { task: 'hello' } })).toMatchObject({ content: [{ type: 'text', text: 'You said: hello' }] });
+      expect(small.sessions).toBe(1);
+      const second = new Client({ name: 'second', version: '1' });
+      await expect(second.connect(new StreamableHTTPClientTransport(smallUrl))).rejects.toThrow(/too many open MCP sessions \(1, options.maxSessions\)/);
+      await eventually(() => (small.sessions === 0 ? true : undefined), 10_000);
+      const stale = await fetch(smallUrl, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': transport.sessionId! },
+      });
+      expect(stale.status).toBe(404);
+      await first.close().catch(() => undefined);
+    } finally {
+      await small.close();
+      await new Promise((resolve) => smallListener.close(resolve));
+    }
+  });
+});
