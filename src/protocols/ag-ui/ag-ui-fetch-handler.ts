@@ -1,6 +1,6 @@
 import { errorMessage } from '../../types/errors.js';
 import { checkRunAgentInput, runAgUi } from './run-ag-ui.js';
-import { agUiEncoder, askAuthorize, checkAgUiAuthorize, isAllowedOrigin, MAX_AG_UI_BODY_BYTES, originMayCall, type AgUiHandlerOptions } from './ag-ui-handler-options.js';
+import { agUiEncoder, askAuthorize, checkAgUiAuthorize, isAllowedOrigin, MAX_AG_UI_BODY_BYTES, MAX_AG_UI_BUFFERED_BYTES, originMayCall, type AgUiHandlerOptions } from './ag-ui-handler-options.js';
 
 /**
  * An AG-UI endpoint as a fetch-style handler, `Request → Response` (Hono, Next.js route handlers,
@@ -55,6 +55,7 @@ async function handle(request: Request, options: AgUiHandlerOptions<Request>, li
   if (refused) return json(refused.status, { error: refused.error });
   const encoder = await agUiEncoder(request.headers.get('accept'));
   const abort = new AbortController();
+  const maxBuffered = options.maxBufferedBytes ?? MAX_AG_UI_BUFFERED_BYTES;
   let open = true;
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -67,7 +68,14 @@ async function handle(request: Request, options: AgUiHandlerOptions<Request>, li
       request.signal?.addEventListener('abort', () => (abort.abort(), close()), { once: true });
       runAgUi(input, options, abort.signal).subscribe({
         next: (event) => {
-          if (open) controller.enqueue(encoder.encodeBinary(event));
+          if (!open) return;
+          controller.enqueue(encoder.encodeBinary(event));
+          // A client that does not read: past maxBufferedBytes the run is aborted and the response ended.
+          if ((controller.desiredSize ?? 0) < 0) {
+            abort.abort();
+            controller.error(new Error(`the client read none of the last ${maxBuffered} bytes of events`));
+            open = false;
+          }
         },
         error: (e) => {
           if (open) controller.error(e);
@@ -80,7 +88,7 @@ async function handle(request: Request, options: AgUiHandlerOptions<Request>, li
       open = false;
       abort.abort();
     },
-  });
+  }, { highWaterMark: maxBuffered, size: (chunk) => chunk.byteLength });
   return new Response(body, { status: 200, headers: { ...cors, 'content-type': encoder.getContentType(), 'cache-control': 'no-cache', 'x-accel-buffering': 'no' } });
 }
 

@@ -21,12 +21,21 @@ export interface AgUiHandlerOptions<R> extends AgUiAgentOptions {
   authorize: AgUiAuthorize<R> | 'allow-all';
   /** The largest RunAgentInput body, in bytes (default 1 MiB); past it, 413. */
   maxBodyBytes?: number;
+  /**
+   * The most bytes of events held for a client that does not read them (default 16 MiB): past it,
+   * the run is aborted and the response ended, so a stalled client cannot make the server hold a
+   * whole run.
+   */
+  maxBufferedBytes?: number;
   /** Pages of other origins that may call (CORS); by default only same-origin pages (`Origin` matching `Host`). */
   allowedOrigins?: readonly string[] | ((origin: string) => boolean);
 }
 
 /** The default body limit of the handlers. */
 export const MAX_AG_UI_BODY_BYTES = 1024 * 1024;
+
+/** The default limit of event bytes held for a client that does not read. */
+export const MAX_AG_UI_BUFFERED_BYTES = 16 * 1024 * 1024;
 
 /** Throws an error naming the option unless `authorize` is a function or `'allow-all'`. */
 export function checkAgUiAuthorize(authorize: unknown, who: string): void {

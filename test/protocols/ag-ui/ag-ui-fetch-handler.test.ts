@@ -53,4 +53,17 @@ describe('agUiFetchHandler with HttpAgent', () => {
     await expect.poll(() => seen.at(-1), { timeout: 10_000 }).toBe('AgentEnd:aborted');
     expect(seen.filter((t) => t === 'MessageUpdate').length).toBeLessThan(100);
   });
+
+  it('a client that does not read the response: past maxBufferedBytes the run is aborted and the body errors', async () => {
+    const seen: string[] = [];
+    const provider = scriptedProvider([{ text: 'y'.repeat(4 * 1024 * 1024), chunkSize: 64 * 1024 }]);
+    const config = { model: scriptedModel(), provider, operators: { events: tap((e: AgentEvent) => void seen.push(e.type === 'AgentEnd' ? `AgentEnd:${e.stopReason}` : e.type)) } };
+    const handle = agUiFetchHandler({ config, authorize: 'allow-all', maxBufferedBytes: 256 * 1024 });
+    const body = JSON.stringify({ threadId: 't', runId: 'r', messages: [{ id: 'u', role: 'user', content: 'hi' }], tools: [], context: [] });
+    const response = await handle(new Request('http://agent.test/run', { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+    expect(response.status).toBe(200);
+    await expect.poll(() => seen.at(-1), { timeout: 20_000 }).toBe('AgentEnd:aborted');
+    expect(seen.filter((t) => t === 'MessageUpdate').length).toBeLessThan(64);
+    await expect(response.text()).rejects.toThrow(/read none of the last 262144 bytes/);
+  });
 });

@@ -3,7 +3,7 @@ import { errorMessage } from '../../../types/errors.js';
 import { headerOf, readBody, sendJson } from '../../transport/node/http-io.js';
 import { guardRequest } from '../../transport/node/http-guard.js';
 import { checkRunAgentInput, runAgUi } from '../run-ag-ui.js';
-import { agUiEncoder, askAuthorize, checkAgUiAuthorize, isAllowedOrigin, MAX_AG_UI_BODY_BYTES, originMayCall, type AgUiHandlerOptions } from '../ag-ui-handler-options.js';
+import { agUiEncoder, askAuthorize, checkAgUiAuthorize, isAllowedOrigin, MAX_AG_UI_BODY_BYTES, MAX_AG_UI_BUFFERED_BYTES, originMayCall, type AgUiHandlerOptions } from '../ag-ui-handler-options.js';
 
 /**
  * An AG-UI endpoint as a `node:http` handler (plain `http.createServer`, Express, Fastify's
@@ -68,10 +68,17 @@ async function handle(req: IncomingMessage, res: ServerResponse, options: AgUiHa
   });
   res.writeHead(200, { ...cors, 'content-type': encoder.getContentType(), 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   res.flushHeaders();
-  // The client went away: the run is aborted gracefully and goes on to its end, unread.
+  // The client went away (or stopped reading past maxBufferedBytes): the run is aborted gracefully
+  // and goes on to its end, unread.
+  const maxBuffered = options.maxBufferedBytes ?? MAX_AG_UI_BUFFERED_BYTES;
   runAgUi(input, options, abort.signal).subscribe({
     next: (event) => {
-      if (!res.destroyed) res.write(encoder.encodeBinary(event));
+      if (res.destroyed) return;
+      res.write(encoder.encodeBinary(event));
+      if (res.writableLength > maxBuffered) {
+        abort.abort();
+        res.destroy();
+      }
     },
     error: () => res.destroy(),
     complete: () => res.end(),

@@ -15,6 +15,7 @@ import { scriptedModel, scriptedProvider, type ScriptStep } from '../../../../sr
 import { agUiNodeHandler } from '../../../../src/protocols/ag-ui/node/index.js';
 import type { AgUiHandlerOptions } from '../../../../src/protocols/ag-ui/index.js';
 import type { IncomingMessage } from 'node:http';
+import { connect } from 'node:net';
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -194,5 +195,19 @@ describe('agUiNodeHandler: who may call, and bad input', () => {
       .toMatchObject({ status: 400, body: expect.stringContaining('messages[0].content[0]') });
     expect((await fetch(url)).status).toBe(405);
     expect((await post(url, JSON.stringify(input), { origin: 'https://evil.example' })).status).toBe(403);
+  });
+
+  it('a client that stops reading: past maxBufferedBytes the run is aborted, not held whole', async () => {
+    const seen: AgentEvent[] = [];
+    const { config } = scripted([{ text: 'x'.repeat(16 * 1024 * 1024), chunkSize: 64 * 1024 }], seen);
+    const url = new URL(await serve({ config, authorize: 'allow-all', maxBufferedBytes: 256 * 1024 }));
+    const body = JSON.stringify(input);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.write(`POST /agent HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.pause(); // never reads
+    await expect.poll(() => seen.at(-1)?.type, { timeout: 20_000 }).toBe('AgentEnd');
+    expect(seen.at(-1)).toMatchObject({ stopReason: 'aborted' });
+    expect(seen.filter((e) => e.type === 'MessageUpdate').length).toBeLessThan(256);
+    socket.destroy();
   });
 });
