@@ -4,7 +4,7 @@ import type { BasicAgent } from '../../agent/basic-agent.js';
 import type { PendingApproval } from '../../agent/run-controls.js';
 import type { ApprovalDecision } from '../../operators/request-approval.js';
 import type { AgentEndEvent } from '../../types/events.js';
-import { dataOfParts, TASK_STATE, textOfParts, textPart } from './a2a-parts.js';
+import { dataOfParts, PHI_RX_KEY, TASK_STATE, textOfParts, textPart } from './a2a-parts.js';
 import type { ContextAgents } from './context-agents.js';
 import { TaskRun } from './task-run.js';
 import { endUpdates, status, toA2aUpdates } from './to-a2a.js';
@@ -27,6 +27,8 @@ export class A2aExecutor implements AgentExecutor {
   constructor(
     private readonly agents: ContextAgents,
     private readonly newId: () => string,
+    /** Text deltas within this many ms go out as one status update (0: one update per delta). */
+    private readonly textChunkMs = 100,
   ) {}
 
   /** The task's run while it is served by this executor. */
@@ -79,19 +81,30 @@ export class A2aExecutor implements AgentExecutor {
   private start(run: TaskRun, agent: BasicAgent, prompt: string): void {
     let rootLoop: string | undefined;
     let end: { event: AgentEndEvent; id: number } | undefined;
+    const text = new TextChunks(run, this.textChunkMs);
     agent.prompt(prompt).subscribe({
       next: (event) => {
         const id = run.nextEventId();
         if (event.type === 'AgentStart') rootLoop ??= event.loopId;
         if (event.type === 'AgentEnd' && event.loopId === rootLoop) {
           end = { event, id };
-          return run.publish(id, []);
+          return text.flush();
         }
-        run.publish(id, toA2aUpdates(event, id, run.ids));
+        if (event.type === 'MessageUpdate' && event.delta.type === 'text') return text.add(id, event.delta.delta);
+        const updates = toA2aUpdates(event, id, run.ids);
+        if (updates.length === 0) return;
+        text.flush();
+        run.publish(id, updates);
         if (event.type === 'ToolApprovalRequested') void this.agents.save(agent).catch(() => undefined);
       },
-      error: (error: unknown) => void this.finish(run, agent, undefined, error),
-      complete: () => void this.finish(run, agent, end, undefined),
+      error: (error: unknown) => {
+        text.flush();
+        void this.finish(run, agent, undefined, error);
+      },
+      complete: () => {
+        text.flush();
+        void this.finish(run, agent, end, undefined);
+      },
     });
   }
 
@@ -104,7 +117,7 @@ export class A2aExecutor implements AgentExecutor {
       saveError = e;
     }
     const ids = run.ids;
-    const id = run.nextEventId();
+    const id = end?.id ?? run.nextEventId();
     if (error !== undefined || !end) {
       const text = error instanceof Error ? error.message : error !== undefined ? String(error) : 'The run ended without an AgentEnd.';
       run.publish(id, [status(ids, run.cancelRequested ? TASK_STATE.canceled : TASK_STATE.failed, [textPart(text)], {})]);
@@ -142,6 +155,39 @@ export class A2aExecutor implements AgentExecutor {
       run.publish(id, toA2aUpdates({ type: 'ToolApprovalRequested', loopId: next.loopId, toolCallId: next.toolCallId, toolName: next.toolName, args: next.args, timestamp: next.requestedAt }, id, run.ids));
     }
     return run.untilPause();
+  }
+}
+
+/**
+ * Consecutive text deltas as one status update per `ms` (the SDK's task store copies the whole task
+ * on every update, history included: one update per delta costs time quadratic in the answer's
+ * length). The update carries the id of its last delta; `ms` 0 sends each delta at once.
+ */
+class TextChunks {
+  private text = '';
+  private lastId = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly run: TaskRun,
+    private readonly ms: number,
+  ) {}
+
+  add(id: number, delta: string): void {
+    if (delta === '') return;
+    this.text += delta;
+    this.lastId = id;
+    if (this.ms <= 0) return this.flush();
+    this.timer ??= setTimeout(() => this.flush(), this.ms);
+  }
+
+  flush(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.text === '') return;
+    const { text, lastId } = this;
+    this.text = '';
+    this.run.publish(lastId, [status(this.run.ids, TASK_STATE.working, [textPart(text)], { [PHI_RX_KEY]: { eventId: lastId, type: 'MessageUpdate' } })]);
   }
 }
 

@@ -48,6 +48,11 @@ export interface A2aServerOptions {
   maxBodyBytes?: number;
   /** Agents kept in memory at most (default 256); idle ones past it are reloaded from the store when needed. */
   maxAgents?: number;
+  /**
+   * Text deltas within this many ms go out as one `working` status update (default 100; 0: one update
+   * per delta). The SDK's task store copies the whole task, history included, on every update.
+   */
+  textChunkMs?: number;
   /** Ids of status messages (default `crypto.randomUUID`). */
   ids?: () => string;
 }
@@ -111,7 +116,7 @@ export async function a2aServer(agent: A2aAgentSource, options: A2aServerOptions
   const routes: A2aRoutes = { card: `${base}/.well-known/agent-card.json`, jsonRpc: `${base}/jsonrpc`, rest: `${base}/rest` };
   const card = buildAgentCard(options.card, agents.probe().toolList, routes, false);
   const peers = await loadPeers();
-  const executor = new A2aExecutor(agents, options.ids ?? randomUUID);
+  const executor = new A2aExecutor(agents, options.ids ?? randomUUID, options.textChunkMs);
   const inner = new peers.server.DefaultRequestHandler(card, options.taskStore ?? new peers.server.InMemoryTaskStore(), executor);
   const requestHandler = withExactResubscribe(inner, executor);
   const app = peers.app.default();

@@ -15,6 +15,7 @@ export class TaskRun {
   private readonly model: Task;
   private readonly live = new Subject<StreamResponse>();
   private lastEventId = 0;
+  private assigned = 0;
   private waiting: (() => void) | undefined;
   /** CancelTask asked for this task. */
   cancelRequested = false;
@@ -40,9 +41,9 @@ export class TaskRun {
     return TERMINAL_STATES.has(this.model.status!.state);
   }
 
-  /** The number the next phi-rx event of this task gets (1, 2, ...). */
+  /** A number for the next phi-rx event of this task (1, 2, ...; each call hands out the next). */
   nextEventId(): number {
-    return this.lastEventId + 1;
+    return ++this.assigned;
   }
 
   /** A new request serves the task (a reply to input-required): its bus gets the updates from now on, starting with the task. */
@@ -57,7 +58,10 @@ export class TaskRun {
     this.bus.publish({ kind: 'task', data: this.snapshotTask() });
   }
 
-  /** Applies the updates of phi-rx event `eventId` to the task and sends them to the bus and to live subscribers. */
+  /**
+   * Applies the updates of phi-rx event `eventId` to the task and sends them to the bus and to live
+   * subscribers. Ids must come in increasing order: the snapshot's `lastEventId` is the last published.
+   */
   publish(eventId: number, updates: readonly AgentExecutionEvent[]): void {
     this.lastEventId = Math.max(this.lastEventId, eventId);
     (this.model.metadata as Record<string, unknown>)[PHI_RX_KEY] = { lastEventId: this.lastEventId };

@@ -24,6 +24,7 @@ describe('a2aAgentTool: one phi-rx agent calls another over A2A', () => {
     server = await a2aServer(() => new BasicAgent({ model, provider: remote, retry: false, tools: [add] }), {
       card: { name: 'Calculator', description: 'Adds numbers', securitySchemes: { bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { scheme: 'Bearer', description: '', bearerFormat: '' } } } }, securityRequirements: [{ schemes: { bearer: { list: [] } } }] },
       authorize: (req, { route }) => route === 'card' || req.headers.authorization === `Bearer ${TOKEN}`,
+      textChunkMs: 0,
     });
     const url = await server.listen();
     const calculator = await a2aAgentTool(url, { bearerToken: TOKEN });

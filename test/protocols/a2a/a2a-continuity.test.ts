@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 async function start(agent: () => BasicAgent, store?: FileSessionStore, taskStore?: TaskStore): Promise<string> {
-  const server = await a2aServer(agent, { card: { name: 'Bank', description: 'Moves money' }, authorize: 'allow-all', ...(store ? { store } : {}), ...(taskStore ? { taskStore } : {}) });
+  const server = await a2aServer(agent, { card: { name: 'Bank', description: 'Moves money' }, authorize: 'allow-all', textChunkMs: 0, ...(store ? { store } : {}), ...(taskStore ? { taskStore } : {}) });
   servers.push(server);
   return server.listen();
 }

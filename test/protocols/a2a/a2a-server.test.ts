@@ -14,11 +14,12 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function serve(script: ScriptStep[], tools: AnyTool[] = [add], extra: Partial<ConstructorParameters<typeof BasicAgent>[0]> = {}): Promise<string> {
+async function serve(script: ScriptStep[], tools: AnyTool[] = [add], extra: Partial<ConstructorParameters<typeof BasicAgent>[0]> = {}, textChunkMs = 0): Promise<string> {
   const provider = scriptedProvider(script, { chunkSize: 3 });
   server = await a2aServer(() => new BasicAgent({ model, provider, retry: false, tools, ...extra }), {
     card: { name: 'Calculator', description: 'Adds numbers for you' },
     authorize: 'allow-all',
+    textChunkMs,
   });
   return server.listen();
 }
@@ -63,6 +64,18 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('a2aServer with the SDK client 
     expect(stateOf(rs.at(-1)!)).toBe(TASK_STATE.completed);
     const ids = rs.slice(1).map((r) => (r.payload?.value as { metadata?: Record<string, { eventId?: number }> }).metadata?.['phi-rx']?.eventId);
     expect(ids.every((id, i) => typeof id === 'number' && (i === 0 || id >= ids[i - 1]!))).toBe(true);
+  });
+
+  it('text deltas within textChunkMs go out as one update, carrying the id of the last delta', async () => {
+    const answer = 'A long answer streamed in many small pieces, one every few milliseconds.';
+    const url = await serve([{ text: answer, chunkDelay: 2 }], [], {}, 60_000);
+    const client = await clientFor(url, binding);
+    const rs = await collect(client.sendMessageStream(send('talk')));
+    const chunks = rs.filter((r) => r.payload?.$case === 'statusUpdate' && r.payload.value.metadata?.['phi-rx']?.type === 'MessageUpdate');
+    expect(chunks).toHaveLength(1); // 24 deltas, one window: flushed by the end of the message
+    expect(statusText(rs)).toBe(answer);
+    const ids = rs.slice(1).map((r) => (r.payload?.value as { metadata?: Record<string, { eventId?: number }> }).metadata?.['phi-rx']?.eventId ?? 0);
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
   });
 
   it('structured output: an `output` artifact with the validated value as a data part', async () => {
