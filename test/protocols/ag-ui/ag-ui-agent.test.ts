@@ -3,7 +3,8 @@
  * `@ag-ui/client`, driven through AG-UI's own `runAgent` (which verifies every event it applies).
  */
 import { describe, expect, it } from 'vitest';
-import { AbstractAgent, type Message } from '@ag-ui/client';
+import { AbstractAgent, EventType, type BaseEvent, type Message } from '@ag-ui/client';
+import { filter, type Observable, tap } from 'rxjs';
 import type { AnyTool } from '../../../src/index.js';
 import { scriptedModel, scriptedProvider } from '../../../src/testing/index.js';
 import { createAgUiAgent, phiRxAgUiAgent } from '../../../src/protocols/ag-ui/index.js';
@@ -53,5 +54,18 @@ describe('phiRxAgUiAgent', () => {
   it('createAgUiAgent imports @ag-ui/client itself', async () => {
     const agent = await createAgUiAgent({ config: { model: scriptedModel(), provider: scriptedProvider([{ text: 'hi' }]) } }, { initialMessages: [user('u1', 'x')] });
     expect(agent).toBeInstanceOf(AbstractAgent);
+  });
+
+  it('takes AG-UI middleware: (input, next) => Observable, here one that drops the CUSTOM events and counts the rest', async () => {
+    const provider = scriptedProvider([{ toolCalls: [{ name: 'echo', id: 'e1', arguments: { v: 2 } }] }, { text: 'Echoed.' }]);
+    const echo: AnyTool = { name: 'echo', label: 'echo', description: 'echo', parameters: { type: 'object' }, execute: (a) => JSON.stringify(a) };
+    const agent = new PhiRxAgent({ config: { model: scriptedModel(), provider }, tools: [echo] }, { initialMessages: [user('u1', 'echo 2')] });
+    const passed: string[] = [];
+    agent.use((input, next) => (next.run(input) as unknown as Observable<BaseEvent>).pipe(filter((e) => e.type !== EventType.CUSTOM), tap((e) => passed.push(e.type))) as never);
+    const customs: string[] = [];
+    await agent.runAgent({}, { onCustomEvent: ({ event }) => void customs.push(event.name) });
+    expect(customs).toEqual([]);
+    expect(passed).toContain('TOOL_CALL_RESULT');
+    expect(agent.messages.at(-1)).toMatchObject({ role: 'assistant', content: 'Echoed.' });
   });
 });
