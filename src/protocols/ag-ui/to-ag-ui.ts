@@ -61,8 +61,8 @@ export interface AgUiEventsOptions {
  *   carrying the event: nothing is dropped.
  *
  * ```
- * events:           A--T--s--u--u--e--t--Z|
- * agUiEvents():     R--S--(bc)--c--e--F--D|   (R RUN_STARTED, S/F STEP_*, b/c/e TEXT_MESSAGE_START/CONTENT/END, D RUN_FINISHED)
+ * events:       A--T--s--u-----u--e--t--Z|   (A AgentStart, T/t TurnStart/End, s/u/e an assistant message's start, updates, end, Z AgentEnd)
+ * agUiEvents():  R--S-----(bc)--c--e--F--D|   (R RUN_STARTED, S/F STEP_*, b/c/e TEXT_MESSAGE_START/CONTENT/END, D RUN_FINISHED)
  * ```
  *
  * It keeps ids and counters, never a copy of streamed text: cost per delta is flat.
