@@ -5,6 +5,8 @@ import { TOOL_NAME_PATTERN } from './tool-name.js';
 import { compileJsonSchema, JsonSchemaError } from './json-schema.js';
 import { deriveJsonSchema, type DerivedJsonSchema, isStandardSchema, issuePath, type StandardSchemaV1 } from './standard-schema.js';
 import type { ARGS } from './args-schema.js';
+import { BoundedCache } from './bounded-cache.js';
+import { zodSchemaKey } from './schema-key.js';
 
 export interface ToolSpec<S> {
   name: string;
@@ -77,7 +79,7 @@ export function defineTool<S extends StandardSchemaV1 | JsonSchema>(spec: ToolSp
     else jsonSchema = derived.schema;
   }
   const compiled = compileOrFail(jsonSchema!, fail);
-  const validate = standard ? (args: unknown) => validateStandard<ArgsOf<S>>(standard, args) : (args: unknown) => validateJson<ArgsOf<S>>(compiled, args);
+  const validate = standard ? (args: unknown) => validateStandard<ArgsOf<S>>(standard, args) : (jsonValidator(compiled) as (args: unknown) => ArgsValidation<ArgsOf<S>>);
   const tool: Tool<ArgsOf<S>> = {
     name: spec.name,
     label: spec.label ?? spec.name,
@@ -101,14 +103,42 @@ export function defineTool<S extends StandardSchemaV1 | JsonSchema>(spec: ToolSp
 /** JSON Schemas derived from Standard Schemas, once per schema object (made on the first defineTool). */
 let derived: WeakMap<object, DerivedJsonSchema> | undefined;
 
+/**
+ * The same by the schema's structure (zod 4: see `zodSchemaKey`), so that an equal schema made anew —
+ * a tool defined inside a request handler — is not converted again (zod's converter takes hundreds of
+ * µs). Bounded, the least recently used first to go. The JSON Schemas are frozen: tools share them.
+ */
+const derivedByStructure = new BoundedCache<DerivedJsonSchema>(512, 4_000_000);
+
 function derivedSchema(schema: StandardSchemaV1): DerivedJsonSchema {
   derived ??= new WeakMap();
   let json = derived.get(schema);
   if (json === undefined) {
-    json = deriveJsonSchema(schema);
+    const key = zodSchemaKey(schema);
+    json = key === undefined ? undefined : derivedByStructure.get(key);
+    if (json === undefined) {
+      json = deriveJsonSchema(schema);
+      if ('schema' in json) deepFreeze(json.schema);
+      if (key !== undefined) derivedByStructure.set(key, json);
+    }
     derived.set(schema, json);
   }
   return json;
+}
+
+function deepFreeze(value: unknown): void {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+}
+
+/** One validate function per compiled JSON Schema: tools with equal schemas share it. */
+const jsonValidators = new WeakMap<object, (args: unknown) => ArgsValidation<unknown>>();
+
+function jsonValidator(schema: ReturnType<typeof compileJsonSchema>): (args: unknown) => ArgsValidation<unknown> {
+  let validate = jsonValidators.get(schema);
+  if (validate === undefined) jsonValidators.set(schema, (validate = (args: unknown) => validateJson(schema, args)));
+  return validate;
 }
 
 /**

@@ -1,5 +1,7 @@
 import { dereference, type Schema, type SchemaDraft, Validator } from '@cfworker/json-schema';
 import type { JsonSchema } from '../types/tool.js';
+import { BoundedCache } from './bounded-cache.js';
+import { jsonSchemaKey } from './schema-key.js';
 
 /**
  * JSON Schema validation for tool arguments, on `@cfworker/json-schema`.
@@ -36,8 +38,17 @@ export class JsonSchemaError extends Error {
 const compiled = new WeakMap<object, CompiledJsonSchema>();
 
 /**
+ * Validators by the schema's structure (its JSON text): an equal schema made anew — a tool defined
+ * inside a request handler, once per conversation — takes the validator an earlier one was compiled
+ * to instead of being cloned, checked and compiled again. Bounded (the least recently used go first),
+ * so schemas made per request with values of their own cannot make it grow without bound.
+ */
+const byStructure = new BoundedCache<CompiledJsonSchema>(512, 4_000_000);
+
+/**
  * Checks a JSON Schema and makes its validator, once per schema object (a WeakMap cache, so a tool
- * definition used by many runs is compiled once). Throws JsonSchemaError naming the bad place.
+ * definition used by many runs is compiled once) and once per structure (an equal schema made anew
+ * gets the same validator). Throws JsonSchemaError naming the bad place.
  *
  * @example
  * const schema = compileJsonSchema({ type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] });
@@ -46,6 +57,12 @@ const compiled = new WeakMap<object, CompiledJsonSchema>();
 export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   const cached = compiled.get(schema);
   if (cached) return cached;
+  const key = jsonSchemaKey(schema);
+  const equal = key === undefined ? undefined : byStructure.get(key);
+  if (equal) {
+    compiled.set(schema, equal);
+    return equal;
+  }
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) throw new JsonSchemaError('', 'must be an object');
   let copy: Schema;
   try {
@@ -65,6 +82,7 @@ export function compileJsonSchema(schema: JsonSchema): CompiledJsonSchema {
   const validator = new Validator(copy, draft, false);
   const result: CompiledJsonSchema = { errors: (value) => describeErrors(validator, value) };
   compiled.set(schema, result);
+  if (key !== undefined) byStructure.set(key, result);
   return result;
 }
 
