@@ -1,5 +1,5 @@
 import type { AgentEvent, AgentEndEvent, MessageEndEvent, MessageUpdateEvent } from '../../types/events.js';
-import type { AgentMessage, AssistantMessage, StopReason, ToolResultMessage } from '../../types/message.js';
+import type { AssistantMessage, StopReason, ToolResultMessage } from '../../types/message.js';
 import type { ToolResult } from '../../types/tool.js';
 import type { PhiDataChunk, UIFinishReason, UIMessageChunk } from './ui-message-chunk.js';
 
@@ -63,7 +63,9 @@ export class UIChunkMapper {
       case 'ToolExecutionStart':
         return [data(event, true)];
       case 'ToolExecutionUpdate':
-        return this.answered.has(event.toolCallId) ? [] : [{ ...this.tool(), type: 'tool-output-available', toolCallId: event.toolCallId, output: outputOf(event.partialResult), preliminary: true }];
+        // a preliminary output of a call the client knows; otherwise (no part to put it in) the event as data
+        if (this.answered.has(event.toolCallId) || !this.inputs.has(event.toolCallId)) return [data(event, true)];
+        return [{ ...this.tool(), type: 'tool-output-available', toolCallId: event.toolCallId, output: outputOf(event.partialResult), preliminary: true }];
       case 'ToolExecutionEnd':
         return [...this.output(event.toolCallId, event.result, event.isError), data({ type: event.type, toolCallId: event.toolCallId, toolName: event.toolName, isError: event.isError, childLoopId: event.childLoopId }, true)];
       case 'ToolApprovalRequested':
@@ -253,4 +255,3 @@ export function finishReasonOf(stop: StopReason): UIFinishReason {
   }
 }
 
-export type { AgentMessage };

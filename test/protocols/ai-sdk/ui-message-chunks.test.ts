@@ -143,6 +143,15 @@ describe('uiMessageChunks', () => {
     expect((await readMessage(chunks))?.parts.some((p) => p.type === 'data-phi-retry-scheduled')).toBe(true);
   });
 
+  it('a retry that streamed something else: the open part is closed, data-phi-message-reset says so, the new text is a new part', async () => {
+    const chunks = await chunksOf(agent([{ text: 'First try', error: ProviderError.network('reset'), errorAfter: 2 }, { text: 'Second' }], { retry: { maxRetries: 1, baseDelayMs: 1 } }).prompt('Hi'));
+    await expectValidChunks(chunks);
+    const texts = chunks.filter((c) => c.type.startsWith('text-') || c.type === 'data-phi-message-reset').map((c) => c.type);
+    expect(texts).toEqual(['text-start', 'text-delta', 'text-end', 'data-phi-message-reset', 'text-start', 'text-delta', 'text-delta', 'text-end']);
+    const message = await readMessage(chunks);
+    expect(message?.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual(['Firs', 'Second']);
+  });
+
   it('keeps no copy of the text so far: 2,000 deltas make 2,000 chunks of one delta each', async () => {
     const text = 'abcd'.repeat(2000);
     const chunks = await chunksOf(agent([{ text }]).prompt('long'));

@@ -123,6 +123,14 @@ describe('UIMessageStreamHub with the ai package\'s own client (DefaultChatTrans
     expect((await fetch(`${server.url}/api/chat/c5/stream`)).status).toBe(204); // resume is allowed by this authorize; nothing under way
   });
 
+  it('a reply over maxChunks is stopped with an error chunk saying so', async () => {
+    server = await startChatServer([{ text: 'x'.repeat(200) }], { maxChunks: 20 });
+    const { chunks } = await read(await transport().sendMessages({ chatId: 'c7', messages: [user('long')], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }));
+    expect(chunks.at(-1)).toEqual({ type: 'error', errorText: 'the reply is over 20 chunks (maxChunks); the run was stopped' });
+    expect(chunks).toHaveLength(21);
+    await expect.poll(() => server!.agents[0]!.isStreaming).toBe(false);
+  });
+
   it('messages it cannot take get 400 naming the message and part', async () => {
     server = await startChatServer([{ text: 'never' }]);
     const post = (messages: unknown) => fetch(`${server!.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'c6', messages }) });
