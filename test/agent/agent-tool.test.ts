@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, lastValueFrom, Subject, toArray } from 'rxjs';
 import { z } from 'zod';
-import { agentLoop, agentTool, BasicAgent, defineTool, textOf, userMessage, type AgentEvent, type EventOf, type ToolResultMessage } from '../../src/index.js';
+import { agentLoop, agentTool, BasicAgent, defineTool, textOf, transcript, userMessage, type AgentEvent, type EventOf, type ToolResultMessage } from '../../src/index.js';
 import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
 import { agentEnd, config, context, events, model, testScheduler } from './helpers.js';
 
@@ -71,5 +71,23 @@ describe('agentTool', () => {
     expect(all.find((e) => e.type === 'ToolApprovalResolved')).toMatchObject({ toolCallId: 'p1', approved: true });
     const results = agentEnd(all.filter((e) => e.type !== 'AgentEnd' || e.loopId === (all[0] as EventOf<'AgentStart'>).loopId)).messages.filter((m): m is ToolResultMessage => m.role === 'toolResult');
     expect(results.map((m) => textOf(m))).toEqual(['Paid 7.']);
+  });
+});
+
+describe('agentTool in transcript()', () => {
+  it('shows each child run under the call that started it, as it streams', async () => {
+    const views = await lastValueFrom(agentLoop([userMessage('go', 0)], context([specialist('alpha', 'aaaa'), specialist('beta', 'bbbb')]), config([
+      { toolCalls: [{ name: 'alpha', arguments: { task: 'A' }, id: 'ca' }, { name: 'beta', arguments: { task: 'B' }, id: 'cb' }] },
+      { text: 'ok' },
+    ])).pipe(transcript(), toArray()));
+    const last = views.at(-1)!;
+    expect(last.loopId).toBe('session-1.scripted.1');
+    expect(last.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'toolResult', 'assistant']); // the children's messages stay under their calls
+    expect(last.toolCalls.map((t) => [t.id, t.child?.status, t.child?.messages.map((m) => textOf(m as never))])).toEqual([
+      ['ca', 'ended', ['A', 'aaaa']],
+      ['cb', 'ended', ['B', 'bbbb']],
+    ]);
+    // While they streamed, the views showed each child's partial answer under its call.
+    expect(views.some((v) => v.toolCalls[0]?.child?.streaming !== undefined && v.toolCalls[1]?.child?.streaming !== undefined)).toBe(true);
   });
 });
