@@ -41,7 +41,7 @@ export async function guardrailsDemo(): Promise<string[]> {
   let streamed = '';
   const say = (e: AgentEvent): void => {
     if (e.type === 'MessageUpdate' && e.delta.type === 'text') streamed += e.delta.delta;
-    if (e.type === 'GuardrailTripped') lines.push(`tripped: ${e.guardrail} (${String(e.info)}) after "${streamed}"`);
+    if (e.type === 'GuardrailTripped') lines.push(e.toolCallId ? `turned down by ${e.guardrail}` : `tripped: ${e.guardrail} (${String(e.info)}) after "${streamed}"`);
     if (e.type === 'ToolExecutionEnd') lines.push(`${e.toolName} › ${textOf({ content: e.result.content } as ToolResultMessage)}`);
     if (e.type === 'MessageEnd' && e.message.role === 'assistant' && textOf(e.message) !== '') lines.push(`agent › ${textOf(e.message)}`);
     if (e.type === 'AgentEnd') lines.push(`[done: ${e.stopReason}]`);

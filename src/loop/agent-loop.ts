@@ -13,7 +13,7 @@ import type { AgentContext, AgentLoopConfig } from './config.js';
 import type { AnyTool } from '../types/tool.js';
 import { type RunSetup, setUpRun } from './run-setup.js';
 import { missingPrompts } from './check-prompts.js';
-import { cachedRunStages } from './run-stages-cache.js';
+import type { RunCompositions } from './run-composition.js';
 import { fallbackModels, pricingOf } from './model-chain.js';
 import { responseFormatOf } from '../output/output-spec.js';
 import { SteeringInbox, takeQueued } from './steering-inbox.js';
@@ -24,7 +24,7 @@ import { stopWhen } from './stages/stop-when.js';
 import { ModelRoutes, prepareTurn, TurnTools } from './stages/prepare-turn.js';
 import { inputGuardrails } from './stages/input-guardrails.js';
 import { outputGuardrails } from './stages/output-guardrails.js';
-import { toolInputPolicy, toolOutputStage } from './guardrails.js';
+import { ToolGuardrailReports, toolInputPolicy, toolOutputStage } from './guardrails.js';
 import { defaultProviderRegistry } from '../providers/registry.js';
 
 /**
@@ -35,9 +35,10 @@ import { defaultProviderRegistry } from '../providers/registry.js';
  *
  * The run is a composition of the exported stage operators over one immutable `LoopState`
  * (`runStages` below, in the order of spec 000's lifecycle); `config.operators` inserts your own
- * operators at its stages, and the stages compose into a loop of your own. The composition is built
- * once and shared by the runs of equal configs (see `cachedRunStages`): what a run has of its own
- * (ids, prompts, signal, queues) rides on its state as `LoopState.run`.
+ * operators at its stages, and the stages compose into a loop of your own. Each call composes its
+ * run; to compose once for many runs (a server's conversations), define the agent (`defineAgent`),
+ * whose runs share its compositions: what a run has of its own (ids, prompts, signal, queues) rides
+ * on its state as `LoopState.run`.
  *
  * Bad input fails the Observable with an AgentError before any event and before the model is
  * called: options (`InvalidConfig`, e.g. `config.toolExecution: …`), tools (`InvalidTool`: a name,
@@ -67,10 +68,22 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
   return run(context, config, undefined);
 }
 
-function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined): Observable<AgentEvent> {
+/**
+ * `agentLoop` (with `prompts`) or `agentLoopContinue` (without) whose stages come from `compositions`
+ * (an agent definition's, see `RunCompositions`) instead of being composed for this run alone.
+ */
+export function composedLoop(
+  compositions: RunCompositions | undefined, prompts: readonly AgentMessage[] | undefined, context: AgentContext, config: AgentLoopConfig,
+): Observable<AgentEvent> {
+  return run(context, config, prompts, compositions);
+}
+
+function run(
+  context: AgentContext, config: AgentLoopConfig, prompts: readonly AgentMessage[] | string | undefined, compositions?: RunCompositions,
+): Observable<AgentEvent> {
   const events$ = defer(() => {
     const setup = setUpRun(context, config, prompts);
-    return eventsOf(stagesOf(context, config, setup), startState(context, config, setup));
+    return eventsOf(stagesOf(context, config, setup, compositions), startState(context, config, setup));
   });
   const emitted$ = config.operators?.events ? events$.pipe(config.operators.events) : events$;
   // The development check (PHI_RX_FREEZE=1): what leaves the loop is frozen as it goes out.
@@ -82,10 +95,12 @@ function run(context: AgentContext, config: AgentLoopConfig, prompts: readonly A
  * to `observer`: no Observable and no Subscriber between the run and it, what `BasicAgent` follows
  * its runs with. The same events, in the same order, ending the same way as a subscription; not
  * for a config with `operators.events` (those need the Observable). Bad input reaches
- * `observer.error` before any event. Returns what cancels the run.
+ * `observer.error` before any event. Returns what cancels the run. With `compositions` (an agent
+ * definition's), the run takes its stages from them.
  */
 export function runLoop(
   prompts: readonly AgentMessage[] | undefined, context: AgentContext, config: AgentLoopConfig, observer: Observer<AgentEvent>,
+  compositions?: RunCompositions,
 ): () => void {
   let ended = false;
   let teardown: (() => void) | void = undefined;
@@ -118,7 +133,7 @@ export function runLoop(
   };
   try {
     const setup = setUpRun(context, config, prompts);
-    const stop = runStage(stagesOf(context, config, setup), startState(context, config, setup), sink);
+    const stop = runStage(stagesOf(context, config, setup, compositions), startState(context, config, setup), sink);
     // Ended while it started: what it set up is torn down now (as a subscription's would be).
     if (ended) stop?.();
     else teardown = stop;
@@ -139,9 +154,10 @@ function startState(context: AgentContext, config: AgentLoopConfig, setup: RunSe
   return loopState(setup.loopId, context.messages.slice(), NONE, run);
 }
 
-/** The run's stages: the ones the runs of this config share (see `cachedRunStages`). */
-function stagesOf(context: AgentContext, config: AgentLoopConfig, setup: RunSetup): LoopStage {
-  return cachedRunStages(context, config, setup.provider, (tools) => runStages(tools, context.systemPrompt, config, setup));
+/** The run's stages: composed for it, or a definition's that fits it (see `RunCompositions`). */
+function stagesOf(context: AgentContext, config: AgentLoopConfig, setup: RunSetup, compositions: RunCompositions | undefined): LoopStage {
+  const build = (tools: readonly AnyTool[]): LoopStage => runStages(tools, context.systemPrompt, config, setup);
+  return compositions ? compositions.stage(context, config, setup.provider, build) : build(context.tools);
 }
 
 /**
@@ -179,12 +195,15 @@ function turnStages(tools: readonly AnyTool[], systemPrompt: string, c: AgentLoo
   };
   const modelCall = c.models ? fallbackModels(c, callOptions) : callModel(callOptions);
   const call = some(guards.input) ? inputGuardrails(guards.input, modelCall, { model: c.model, onError, scheduler }) : modelCall;
-  const dispatch = runToolCalls({
+  // Tool guardrails report their trips among the events of the call they concern.
+  const reports = (some(guards.toolInput) || some(guards.toolOutput)) ? new ToolGuardrailReports(() => scheduler.now()) : undefined;
+  const tooling = runToolCalls({
     tools, strategy: c.toolExecution ?? 'parallel', scheduler,
-    preDispatch: some(guards.toolInput) ? [toolInputPolicy(guards.toolInput, onError), ...(policies.preDispatch ?? [])] : (policies.preDispatch ?? []),
+    preDispatch: some(guards.toolInput) ? [toolInputPolicy(guards.toolInput, onError, reports), ...(policies.preDispatch ?? [])] : (policies.preDispatch ?? []),
     ...defined({ timeoutMs: c.toolTimeoutMs, hooks: c.hooks, toolsOf: turnTools ? (s: LoopState) => turnTools.of(s) : undefined }),
-    ...defined({ toolResults: toolResultStage(c, onError), toolCalls: c.operators?.toolCalls }),
+    ...defined({ toolResults: toolResultStage(c, onError, reports), toolCalls: c.operators?.toolCalls }),
   });
+  const dispatch = reports ? reports.around(tooling) : tooling;
 
   const turn = loopStages(
     c.limits && limitTurns(c.limits, { scheduler, ...pricingOf(c) }),
@@ -272,10 +291,10 @@ function defined<T extends object>(fields: T): { [K in keyof T]?: Exclude<T[K], 
 }
 
 /** The tool-output guardrails, then your `toolResults` operator. */
-function toolResultStage(c: AgentLoopConfig, onError: 'trip' | 'pass'): MonoTypeOperatorFunction<ToolResultMessage> | undefined {
+function toolResultStage(c: AgentLoopConfig, onError: 'trip' | 'pass', reports: ToolGuardrailReports | undefined): MonoTypeOperatorFunction<ToolResultMessage> | undefined {
   const guards = c.guardrails?.toolOutput;
   const yours = c.operators?.toolResults;
   if (!some(guards)) return yours;
-  const guarded = toolOutputStage(guards, onError);
+  const guarded = toolOutputStage(guards, onError, reports);
   return yours ? (results) => yours(guarded(results)) : guarded;
 }

@@ -1,10 +1,11 @@
 import { catchError, defer, first, map, merge, type MonoTypeOperatorFunction, type Observable, of, concatMap, throwError } from 'rxjs';
 import type { ToolCall } from '../types/content.js';
-import type { GuardrailKind } from '../types/events.js';
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from '../types/message.js';
+import type { AgentEvent, GuardrailKind } from '../types/events.js';
+import { type AgentMessage, type AssistantMessage, type ToolResultMessage, toolCallsOf } from '../types/message.js';
 import type { HookResult, PreDispatchPolicy, PreDispatchVerdict } from '../types/hooks.js';
 import { AgentError, errorMessage } from '../types/errors.js';
 import { fromHookResult } from '../sources/hook-result.js';
+import { directStage, type LoopStage, type LoopState, runStage } from './kernel/loop-state.js';
 
 /** What a guardrail says: `tripwire: true` trips it; `info` is carried on `GuardrailTripped`; `message` is what the model is told when a tool guardrail rejects a call. */
 export interface GuardrailVerdict {
@@ -147,16 +148,24 @@ export function rejectionText(verb: string, t: Trip): string {
 
 /**
  * The tool-input guardrails as a pre-dispatch policy: a trip skips the call, whose result tells the
- * model `Rejected by guardrail "name": message`. With `onError: 'pass'`, a failing guardrail is
- * reported by the dispatch as a `HookError` (hook `preDispatch`) once the others passed.
+ * model `Rejected by guardrail "name": message`. With `reports`, the trip is a `GuardrailTripped`
+ * event (kind `toolInput`, with the call's id) and a failing guardrail a `HookError` (hook
+ * `guardrail`), among the events of the call; without, a failure with `onError: 'pass'` is reported
+ * by the dispatch as a `HookError` (hook `preDispatch`).
  */
-export function toolInputPolicy(guardrails: readonly Guardrail<ToolInputGuardrailContext>[], onError: 'trip' | 'pass'): PreDispatchPolicy {
+export function toolInputPolicy(guardrails: readonly Guardrail<ToolInputGuardrailContext>[], onError: 'trip' | 'pass', reports?: ToolGuardrailReports): PreDispatchPolicy {
   return (call, { messages }) => {
     const failures: string[] = [];
-    const failed: GuardrailFailure = (kind, name, message) => failures.push(`${kind} guardrail "${name}" failed: ${message}`);
+    const failed: GuardrailFailure = (kind, name, message) => {
+      if (reports) reports.failed(call.id, `${kind} guardrail "${name}" failed: ${message}`);
+      else failures.push(`${kind} guardrail "${name}" failed: ${message}`);
+    };
     return firstTrip('toolInput', guardrails, { call, messages }, onError, failed).pipe(
       concatMap((t): Observable<PreDispatchVerdict | undefined> => {
-        if (t) return of({ action: 'skip', reason: rejectionText('Rejected', t) });
+        if (t) {
+          reports?.tripped(call.id, 'toolInput', t);
+          return of({ action: 'skip', reason: rejectionText('Rejected', t) });
+        }
         return failures.length > 0 ? throwError(() => new Error(failures.join('; '))) : of(undefined);
       }),
     );
@@ -165,14 +174,63 @@ export function toolInputPolicy(guardrails: readonly Guardrail<ToolInputGuardrai
 
 /**
  * The tool-output guardrails as a tool-result stage: a trip replaces the result's content with
- * `Withheld by guardrail "name": message` (an error result). With `onError: 'pass'`, a failing
- * guardrail lets the result through.
+ * `Withheld by guardrail "name": message` (an error result). With `reports`, the trip is a
+ * `GuardrailTripped` event (kind `toolOutput`) and a failing guardrail a `HookError`, among the
+ * events of the call.
  */
-export function toolOutputStage(guardrails: readonly Guardrail<ToolOutputGuardrailContext>[], onError: 'trip' | 'pass'): MonoTypeOperatorFunction<ToolResultMessage> {
-  const ignore: GuardrailFailure = () => undefined;
-  return concatMap((result) =>
-    firstTrip('toolOutput', guardrails, { call: { id: result.toolCallId, name: result.toolName }, result }, onError, ignore).pipe(
-      map((t): ToolResultMessage => (t ? { ...result, content: [{ type: 'text', text: rejectionText('Withheld', t) }], isError: true } : result)),
-    ),
-  );
+export function toolOutputStage(guardrails: readonly Guardrail<ToolOutputGuardrailContext>[], onError: 'trip' | 'pass', reports?: ToolGuardrailReports): MonoTypeOperatorFunction<ToolResultMessage> {
+  return concatMap((result) => {
+    const failed: GuardrailFailure = (kind, name, message) => reports?.failed(result.toolCallId, `${kind} guardrail "${name}" failed: ${message}`);
+    return firstTrip('toolOutput', guardrails, { call: { id: result.toolCallId, name: result.toolName }, result }, onError, failed).pipe(
+      map((t): ToolResultMessage => {
+        if (!t) return result;
+        reports?.tripped(result.toolCallId, 'toolOutput', t);
+        return { ...result, content: [{ type: 'text', text: rejectionText('Withheld', t) }], isError: true };
+      }),
+    );
+  });
+}
+
+/**
+ * Where the tool guardrails' trips and failures go: out with the events of the tool stage that
+ * runs the call (`around(dispatch)`), found by the call's id, so that interleaved runs sharing one
+ * composition each hear of their own calls.
+ */
+export class ToolGuardrailReports {
+  private readonly byCall = new Map<string, { readonly state: LoopState; readonly event: (event: AgentEvent) => void }>();
+  constructor(private readonly now: () => number) {}
+
+  /** The tool stage, with the calls of the state's message heard while it runs them. */
+  around(stage: LoopStage): LoopStage {
+    return directStage((state, sink) => {
+      const ids = state.assistant ? toolCallsOf(state.assistant).map((c) => c.id) : [];
+      const entry = { state, event: sink.event };
+      for (const id of ids) this.byCall.set(id, entry);
+      const forget = (): void => {
+        for (const id of ids) if (this.byCall.get(id) === entry) this.byCall.delete(id);
+      };
+      const stop = runStage(stage, state, {
+        event: sink.event, state: sink.state,
+        error: (e) => (forget(), sink.error(e)),
+        done: (left) => (forget(), sink.done(left)),
+      });
+      return () => {
+        forget();
+        if (stop) stop();
+      };
+    });
+  }
+
+  tripped(toolCallId: string, kind: 'toolInput' | 'toolOutput', t: Trip): void {
+    const to = this.byCall.get(toolCallId);
+    to?.event({
+      type: 'GuardrailTripped', loopId: to.state.loopId, turnIndex: to.state.turnIndex, guardrail: t.guardrail, kind, toolCallId, timestamp: this.now(),
+      ...(t.info !== undefined ? { info: t.info } : {}), ...(t.error !== undefined ? { error: t.error } : {}),
+    });
+  }
+
+  failed(toolCallId: string, message: string): void {
+    const to = this.byCall.get(toolCallId);
+    to?.event({ type: 'HookError', loopId: to.state.loopId, hook: 'guardrail', message, timestamp: this.now() });
+  }
 }

@@ -7,6 +7,6 @@ export { configSegment, loopIdFor, continuationTag } from './ids.js';
 export { type ModelChoice, checkModelChain, resolveModelChain } from './model-chain.js';
 export { allOf, anyOf, costOver, labelled, textMatches, tokensOver, toolCalled, turnCount, type StopCondition, type StopContext } from './stop-conditions.js';
 export {
-  toolInputPolicy, toolOutputStage, type Guardrail, type GuardrailVerdict, type InputGuardrailContext, type LoopGuardrails, type OutputGuardrailContext,
+  ToolGuardrailReports, toolInputPolicy, toolOutputStage, type Guardrail, type GuardrailVerdict, type InputGuardrailContext, type LoopGuardrails, type OutputGuardrailContext,
   type ToolInputGuardrailContext, type ToolOutputGuardrailContext,
 } from './guardrails.js';

@@ -255,8 +255,9 @@ export interface ModelFallbackEvent {
 }
 
 /**
- * A guardrail tripped and ends the run (`AgentEnd.stoppedBy` names it too): an input guardrail
- * (the model call in flight is cut) or an output guardrail (the final answer is refused).
+ * A guardrail tripped: an input guardrail (the model call in flight is cut) or an output guardrail
+ * (the final answer is refused), which end the run (`AgentEnd.stoppedBy` names it too); or a tool
+ * guardrail, which turns one call down (`toolCallId`) while the run goes on.
  */
 export interface GuardrailTrippedEvent {
   type: 'GuardrailTripped';
@@ -268,6 +269,8 @@ export interface GuardrailTrippedEvent {
   info?: unknown;
   /** The guardrail failed (threw, or answered no verdict) and a failure trips (`guardrails.onError`). */
   error?: string;
+  /** The call a tool guardrail turned down (`toolInput`) or whose result it withheld (`toolOutput`); the run goes on. */
+  toolCallId?: string;
   timestamp: number;
 }
 

@@ -17,7 +17,7 @@ export const EXPECTED: Record<string, RegExp> = {
   'models.ts': /anthropic-messages +claude-sonnet-4-5 +context 200000, \$3 \/ \$15/,
   'model-fallback.ts': /fallback: scripted\/primary-model → backup\/backup-model \(retriesExhausted: network: HTTP 503[^\n]*\)\nbackup\/backup-model › Paris, from the backup\.\nscripted\/primary-model › The primary is back\./,
   'per-turn-control.ts': /scripted\/planner-model › search\(\{"q":"Eiffel Tower height"\}\)\nwriter\/writer-model › submit\(\{"answer":"330 m"\}\)\n\[done: userStop, stopped by toolCalled\(submit\)\]/,
-  'guardrails.ts': /tripped: on-topic \(not a support question\) after "[^"]*"\nagent › \[Stopped by guardrail: on-topic\]\n\[done: guardRail\]\nrefund › Rejected by guardrail "refund-limit": refunds over 100 EUR need a human\n/,
+  'guardrails.ts': /tripped: on-topic \(not a support question\) after "[^"]*"\nagent › \[Stopped by guardrail: on-topic\]\n\[done: guardRail\]\nturned down by refund-limit\nrefund › Rejected by guardrail "refund-limit": refunds over 100 EUR need a human\n/,
   'own-loop.ts': /final: 6 messages, turn 2, note still there: true/,
   'openapi.ts': /GET http:\/\/127\.0\.0\.1:\d+\/v1\/pets\?limit=1 → 200/,
   'quickstart.ts': /agent › Pack a light jacket for Paris evenings\./,

@@ -14,6 +14,7 @@ describe('examples/guardrails', () => {
     expect(lines.slice(1)).toEqual([
       'agent › [Stopped by guardrail: on-topic]',
       '[done: guardRail]',
+      'turned down by refund-limit',
       'refund › Rejected by guardrail "refund-limit": refunds over 100 EUR need a human',
       'agent › I could not refund 250 EUR myself; a colleague will get back to you.',
       '[done: stop]',

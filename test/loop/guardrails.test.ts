@@ -84,7 +84,27 @@ describe('tool guardrails in the loop', () => {
     expect(result).toMatchObject({ isError: true });
     expect(textOf(result as never)).toBe('Rejected by guardrail "small-sums": only sums of zero here');
     expect(cfg.provider.requests).toHaveLength(2); // the model heard of it
-    expect(agentEnd(all).stopReason).toBe('stop');
+    expect(agentEnd(all)).toMatchObject({ stopReason: 'stop' });
+    expect(agentEnd(all).stoppedBy).toBeUndefined();
+    // The trip is announced before the call's result, naming the call.
+    const kinds = all.filter((e) => e.type !== 'MessageUpdate').map((e) => e.type);
+    expect(kinds.slice(kinds.indexOf('GuardrailTripped'), kinds.indexOf('GuardrailTripped') + 3)).toEqual(['GuardrailTripped', 'ToolExecutionStart', 'ToolExecutionEnd']);
+    const call = agentEnd(all).messages.find((m) => m.role === 'assistant');
+    expect(all.find((e) => e.type === 'GuardrailTripped')).toMatchObject({
+      guardrail: 'small-sums', kind: 'toolInput', turnIndex: 0, toolCallId: (call as { content: Array<{ id?: string }> }).content.find((c) => c.id)!.id,
+    });
+  });
+
+  it('a tool guardrail that throws is a HookError; it rejects the call (default) or lets it run (onError: "pass")', async () => {
+    const broken = { name: 'broken', check: (): never => { throw new Error('policy service down'); } };
+    const rejected = await run(toolCycle, [addTool], { guardrails: { toolInput: [broken] } });
+    expect(rejected.find((e) => e.type === 'HookError')).toMatchObject({ hook: 'guardrail', message: 'toolInput guardrail "broken" failed: policy service down' });
+    expect(textOf(agentEnd(rejected).messages.find((m) => m.role === 'toolResult') as never)).toBe('Rejected by guardrail "broken": the check failed: policy service down');
+    const passed = await run(toolCycle, [addTool], { guardrails: { toolInput: [broken], toolOutput: [broken], onError: 'pass' } });
+    expect(passed.filter((e) => e.type === 'HookError').map((e) => (e as { message: string }).message)).toEqual([
+      'toolInput guardrail "broken" failed: policy service down', 'toolOutput guardrail "broken" failed: policy service down',
+    ]);
+    expect(textOf(agentEnd(passed).messages.find((m) => m.role === 'toolResult') as never)).toBe('3');
   });
 
   it('a tool-output trip replaces the result the model sees', async () => {
@@ -93,6 +113,7 @@ describe('tool guardrails in the loop', () => {
     const result = agentEnd(all).messages.find((m) => m.role === 'toolResult');
     expect(textOf(result as never)).toBe('Withheld by guardrail "no-threes"');
     expect(all.find((e) => e.type === 'ToolExecutionEnd')).toMatchObject({ isError: true });
+    expect(all.find((e) => e.type === 'GuardrailTripped')).toMatchObject({ guardrail: 'no-threes', kind: 'toolOutput', toolCallId: (result as { toolCallId: string }).toolCallId });
   });
 
   it('bad guardrails fail the run before any event, naming the entry', async () => {
