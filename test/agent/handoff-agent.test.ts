@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { filter, firstValueFrom, lastValueFrom, toArray } from 'rxjs';
 import { z } from 'zod';
-import { BasicAgent, defineTool, handoff, textOf, type AgentSpec, type AssistantMessage, type ScriptStep } from '../../src/index.js';
+import { BasicAgent, defineTool, handoff, textOf, type AgentSpec, type AssistantMessage } from '../../src/index.js';
 import { InMemorySessionStore, getLoop } from '../../src/session/index.js';
-import { scriptedModel, scriptedProvider } from '../../src/testing/index.js';
+import { scriptedModel, scriptedProvider, type ScriptedTurn, type ScriptStep } from '../../src/testing/index.js';
 import type { StreamRequest } from '../../src/types/provider.js';
 
 const refund = defineTool({
@@ -13,7 +13,7 @@ const refund = defineTool({
 const refunds: AgentSpec = { name: 'refunds', systemPrompt: 'You refund orders.', tools: [refund] };
 const billing: AgentSpec = { name: 'billing', systemPrompt: 'You answer billing questions.', tools: [handoff(refunds)] };
 const prompts: string[] = [];
-const seen = (turn: Exclude<ScriptStep, Function>) => (request: StreamRequest) => {
+const seen = (turn: ScriptedTurn) => (request: StreamRequest) => {
   prompts.push(request.systemPrompt);
   return turn;
 };
@@ -61,7 +61,7 @@ describe('BasicAgent with handoffs', () => {
     await first.save(store);
     abandoned.unsubscribe(); // the process goes away mid-run
 
-    const second = triage([(request) => ({ text: `${request.systemPrompt} ${textOf(request.messages.at(-1) as never)}` })]);
+    const second = triage([(request: StreamRequest) => ({ text: `${request.systemPrompt} ${textOf(request.messages.at(-1) as never)}` })]);
     await second.restore(store, 's1');
     expect(second.activeAgent).toBe('refunds');
     expect(second.pendingApprovals().map((p) => [p.toolCallId, p.toolName])).toEqual([['r1', 'refund']]);
