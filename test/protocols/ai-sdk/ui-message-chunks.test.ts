@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { lastValueFrom, toArray, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import { z } from 'zod';
-import { BasicAgent, defineTool, emptyAssistant, ProviderError, type AgentEvent, type AssistantMessage } from '../../../src/index.js';
+import { BasicAgent, defineTool, emptyAssistant, ProviderError, subAgentTool, type AgentEvent, type AssistantMessage } from '../../../src/index.js';
 import { scriptedProvider, type ScriptStep } from '../../../src/testing/index.js';
 import { uiMessageChunks, type UIMessageChunk } from '../../../src/protocols/ai-sdk/index.js';
 import { model } from '../../agent/helpers.js';
@@ -150,6 +150,20 @@ describe('uiMessageChunks', () => {
     expect(texts).toEqual(['text-start', 'text-delta', 'text-end', 'data-phi-message-reset', 'text-start', 'text-delta', 'text-delta', 'text-end']);
     const message = await readMessage(chunks);
     expect(message?.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text)).toEqual(['Firs', 'Second']);
+  });
+
+  it('a tool\'s partial results (a sub-agent streaming its answer) are preliminary outputs, then the final one', async () => {
+    const researcher = subAgentTool({ name: 'researcher', model, provider: scriptedProvider([{ text: 'The answer is 42.' }]) });
+    const a = new BasicAgent({ model, retry: false, tools: [researcher], provider: scriptedProvider([{ toolCalls: [{ name: 'researcher', arguments: { task: 'find it' }, id: 'r1' }] }, { text: 'Found: 42.' }]) });
+    const chunks = await chunksOf(a.prompt('research'));
+    await expectValidChunks(chunks);
+    const outputs = chunks.filter((c) => c.type === 'tool-output-available');
+    expect(outputs.length).toBeGreaterThan(1);
+    expect(outputs.slice(0, -1).every((c) => 'preliminary' in c && c.preliminary === true)).toBe(true);
+    expect(outputs.at(-1)).not.toHaveProperty('preliminary');
+    const message = await readMessage(chunks);
+    expect(message?.parts.find((p) => p.type === 'tool-researcher')).toMatchObject({ state: 'output-available', output: { content: [{ type: 'text', text: 'The answer is 42.' }] } });
+    expect(message?.parts.find((p) => p.type === 'tool-researcher')).not.toHaveProperty('preliminary', true);
   });
 
   it('keeps no copy of the text so far: 2,000 deltas make 2,000 chunks of one delta each', async () => {
