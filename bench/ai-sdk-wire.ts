@@ -6,7 +6,7 @@
  *     turn of N = 200 and N = 2,000 deltas (flat: no chunk copies the text so far).
  */
 import { performance } from 'node:perf_hooks';
-import { from, lastValueFrom, map, toArray } from 'rxjs';
+import { count, from, lastValueFrom, map, toArray } from 'rxjs';
 import { agentLoop, userMessage, type AgentEvent } from '../src/index.js';
 import { scriptedModel, scriptedProvider } from '../src/testing/index.js';
 import { encodeUIMessageChunk, uiMessageChunks } from '../src/protocols/ai-sdk/index.js';
@@ -30,12 +30,12 @@ async function perDelta(n: number): Promise<{ nsPerDelta: number; chunksPerSec: 
   const evs: AgentEvent[] = await run('abcd'.repeat(n));
   const times: number[] = [];
   let chunks = 0;
-  for (let i = 0; i < 3; i++) await lastValueFrom(from(evs).pipe(uiMessageChunks(), map(encodeUIMessageChunk), toArray())); // warm-up
+  const pass = () => lastValueFrom(from(evs).pipe(uiMessageChunks(), map(encodeUIMessageChunk), count()));
+  for (let i = 0; i < 3; i++) await pass(); // warm-up
   for (let i = 0; i < runs; i++) {
     const t0 = performance.now();
-    const out = await lastValueFrom(from(evs).pipe(uiMessageChunks(), map(encodeUIMessageChunk), toArray()));
+    chunks = await pass();
     times.push(performance.now() - t0);
-    chunks = out.length;
   }
   const ms = median(times);
   return { nsPerDelta: (ms * 1e6) / n, chunksPerSec: chunks / (ms / 1000) };
