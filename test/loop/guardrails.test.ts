@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { agentLoop, defineTool, textOf, userMessage, type Guardrail, type InputGuardrailContext } from '../../src/index.js';
+import { agentLoop, defineTool, handoff, textOf, userMessage, type AgentSpec, type Guardrail, type InputGuardrailContext } from '../../src/index.js';
 import { addTool, agentEnd, config, context, events, run } from '../agent/helpers.js';
 
 const toolCycle = [{ text: 'adding', toolCalls: [{ name: 'add', arguments: { a: 1, b: 2 } }] }, { text: 'three' }];
@@ -122,3 +122,19 @@ describe('tool guardrails in the loop', () => {
   });
 });
 
+
+describe('guardrails and handoffs', () => {
+  it('input guardrails check the run\'s first call only, not the first call of the agent a handoff hands the run to', async () => {
+    let checked = 0;
+    const counting: Guardrail<InputGuardrailContext> = { name: 'count', check: () => (checked++, { tripwire: false }) };
+    const billing: AgentSpec = { name: 'billing', systemPrompt: 'You answer billing questions.', tools: [] };
+    const cfg = config([
+      { toolCalls: [{ name: 'transfer_to_billing', arguments: {}, id: 'h1' }] },
+      { text: 'Your bill is fine.' },
+    ], { agentName: 'triage', guardrails: { input: [counting] } });
+    const all = await events(agentLoop([userMessage('my bill?', 0)], context([handoff(billing)]), cfg));
+    expect(all.some((e) => e.type === 'Handoff')).toBe(true);
+    expect(agentEnd(all)).toMatchObject({ agent: 'billing', stopReason: 'stop' });
+    expect(checked).toBe(1);
+  });
+});

@@ -25,7 +25,8 @@ export interface InputGuardrailsOptions {
  * the trip goes out), `GuardrailTripped` is emitted, and the turn's message becomes
  * `[Stopped by guardrail: name]` (`stopReason` `guardRail`: closing the message that was
  * streaming, or announced anew), so that the turn ends the run (`guardRail`, with `stoppedBy` on
- * `AgentEnd`) and no tool of the model's runs. A call that ends before its parallel guardrails
+ * `AgentEnd`) and no tool of the model's runs; the run's later calls (a handoff's target's too) are
+ * not checked. A call that ends before its parallel guardrails
  * waits for them (its tools run only once they passed). A guardrail that throws or fails emits a
  * `HookError` (hook `guardrail`) and trips, or with `onError: 'pass'`, passes. Later calls of the
  * run, and states without a request or whose run has ended, go straight to `call`.
@@ -49,8 +50,6 @@ export function inputGuardrails(guardrails: readonly Guardrail<InputGuardrailCon
   const blocking = guardrails.filter((g) => g.mode === 'blocking');
   const parallel = guardrails.filter((g) => g.mode !== 'blocking');
   const setup: GuardSetup = { blocking, parallel, call, options, scheduler: options.scheduler ?? asyncScheduler };
-  // Whether the run's first call has been guarded (a recovery's second call is not checked again).
-  const guardedOf = keptPerRun((): { done: boolean } => ({ done: false }));
   return directStage((state, sink) => {
     const guarded = guardedOf(state);
     if (guardrails.length === 0 || state.ended || !state.request || guarded.done) return runStage(call, state, sink);
@@ -58,6 +57,12 @@ export function inputGuardrails(guardrails: readonly Guardrail<InputGuardrailCon
     return new GuardedCall(setup, state, sink).start();
   });
 }
+
+/**
+ * Whether a run's first call has been guarded, shared by every `inputGuardrails` stage: a recovery's
+ * second call, and the first call of the agent a handoff hands the run to, are not checked again.
+ */
+const guardedOf = keptPerRun((): { done: boolean } => ({ done: false }));
 
 interface GuardSetup {
   readonly blocking: readonly Guardrail<InputGuardrailContext>[];
