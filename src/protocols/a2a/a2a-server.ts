@@ -14,6 +14,7 @@ import { TASK_STATE, TERMINAL_STATES } from './a2a-parts.js';
 import { buildAgentCard, setCardUrl, type A2aCardOptions, type A2aRoutes } from './a2a-card.js';
 import { A2aExecutor } from './a2a-executor.js';
 import { type A2aAgentSource, ContextAgents } from './context-agents.js';
+import { type A2aPushOptions, pushNotificationsOf } from './push-notifications.js';
 
 /** Which endpoint a request is for. */
 export interface A2aAuthorizeContext {
@@ -53,6 +54,8 @@ export interface A2aServerOptions {
    * per delta). The SDK's task store copies the whole task, history included, on every update.
    */
   textChunkMs?: number;
+  /** Push notifications (webhooks): off by default; on, with the URLs clients may register (see {@link A2aPushOptions}). */
+  pushNotifications?: A2aPushOptions;
   /** Ids of status messages (default `crypto.randomUUID`). */
   ids?: () => string;
 }
@@ -73,6 +76,7 @@ export interface A2aServer {
 
 interface Peers {
   server: typeof import('@a2a-js/sdk/server');
+  errors: typeof import('@a2a-js/sdk/errors');
   express: typeof import('@a2a-js/sdk/server/express');
   app: { default: () => ExpressApp };
 }
@@ -114,10 +118,11 @@ export async function a2aServer(agent: A2aAgentSource, options: A2aServerOptions
   const agents = new ContextAgents(agent, options.store ?? new InMemorySessionStore(), options.maxAgents);
   const base = (options.basePath ?? '').replace(/\/+$/, '');
   const routes: A2aRoutes = { card: `${base}/.well-known/agent-card.json`, jsonRpc: `${base}/jsonrpc`, rest: `${base}/rest` };
-  const card = buildAgentCard(options.card, agents.probe().toolList, routes, false);
+  const card = buildAgentCard(options.card, agents.probe().toolList, routes, options.pushNotifications !== undefined);
   const peers = await loadPeers();
+  const push = options.pushNotifications ? pushNotificationsOf(options.pushNotifications, peers.server, peers.errors) : undefined;
   const executor = new A2aExecutor(agents, options.ids ?? randomUUID, options.textChunkMs);
-  const inner = new peers.server.DefaultRequestHandler(card, options.taskStore ?? new peers.server.InMemoryTaskStore(), executor);
+  const inner = new peers.server.DefaultRequestHandler(card, options.taskStore ?? new peers.server.InMemoryTaskStore(), executor, undefined, push?.store, push?.sender);
   const requestHandler = withExactResubscribe(inner, executor);
   const app = peers.app.default();
   const userBuilder = peers.express.UserBuilder.noAuthentication;
@@ -190,12 +195,13 @@ export async function a2aServer(agent: A2aAgentSource, options: A2aServerOptions
 }
 
 async function loadPeers(): Promise<Peers> {
-  const [server, express, app] = await Promise.all([
+  const [server, errors, express, app] = await Promise.all([
     importOptionalPeer<Peers['server']>('@a2a-js/sdk/server', FEATURE),
+    importOptionalPeer<Peers['errors']>('@a2a-js/sdk/errors', FEATURE),
     importOptionalPeer<Peers['express']>('@a2a-js/sdk/server/express', FEATURE),
     importOptionalPeer<Peers['app']>('express', FEATURE),
   ]);
-  return { server, express, app };
+  return { server, errors, express, app };
 }
 
 /** Asks `authorize`; answers 403 / 401 itself and resolves false when the request may not go on. */

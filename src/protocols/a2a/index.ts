@@ -13,6 +13,7 @@ export { a2aAgentTool } from './a2a-agent-tool.js';
 export type { A2aAgentToolOptions, A2aToolDetails } from './a2a-agent-tool.js';
 export type { A2aAuthorize, A2aAuthorizeContext, A2aServer, A2aServerOptions } from './a2a-server.js';
 export type { A2aCardOptions } from './a2a-card.js';
+export type { A2aPushOptions } from './push-notifications.js';
 export { sessionIdOfContext } from './context-agents.js';
 export type { A2aAgentSource } from './context-agents.js';
 export { readApproval } from './a2a-executor.js';

@@ -33,6 +33,7 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('a2aServer with the SDK client 
     expect(card.skills.map((s) => [s.id, s.name, s.description])).toEqual([['calculator', 'Calculator', 'Adds numbers for you'], ['tool-add', 'Add', 'Adds two numbers']]);
     expect(card.supportedInterfaces.map((i) => [i.protocolBinding, i.protocolVersion])).toEqual([['JSONRPC', '1.0'], ['HTTP+JSON', '1.0']]);
     expect(card.capabilities?.streaming).toBe(true);
+    expect(card.capabilities?.pushNotifications).toBe(false); // off unless options.pushNotifications
   });
 
   it('SendMessage: the task completes with the answer as an artifact and the tool call in its history', async () => {
