@@ -16,6 +16,7 @@ export { runTool, TOOL_TEXTS, type RunToolOptions, type ToolRunEmission } from '
 export { ProviderRegistry, defaultProviderRegistry } from './providers/registry.js';
 export { AssistantMessageBuilder } from './providers/message-builder.js';
 export { BasicAgent, type BasicAgentOptions, type AgentRunOptions, type PromptInput, type ContinueKindName } from './agent/basic-agent.js';
+export { defineAgent, type AgentDefinition, type AgentSessionInit, type AgentRunContext } from './agent/define-agent.js';
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export { handoff, withoutToolCalls, type HandoffOptions } from './agent/handoff.js';
 export { agentTool, type AgentToolOptions } from './agent/agent-tool.js';

@@ -6,7 +6,8 @@ import type { ContinuationKind, SteeringPolicy } from '../types/config.js';
 import { AgentError } from '../types/errors.js';
 import { parseMessagesJson } from '../types/message-checks.js';
 import { MessageQueue } from '../sources/queues.js';
-import { agentLoop, agentLoopContinue, runLoop } from '../loop/agent-loop.js';
+import { composedLoop, runLoop } from '../loop/agent-loop.js';
+import type { RunCompositions } from '../loop/run-composition.js';
 import { agentLoopParallel, parallelResultOf } from '../parallel/agent-loop-parallel.js';
 import { forkQueue } from './forked-queue.js';
 import type { Evaluator } from '../parallel/evaluate-parallel.js';
@@ -55,6 +56,9 @@ export class BasicAgent extends AgentControls {
   lastLoopId: string | undefined;
   /** With handoff tools: the agent that answered last (the next run starts with it); `undefined` for the agent's own. */
   activeAgent: string | undefined;
+
+  /** Where a session of a definition takes its runs' composed stages from (`defineAgent`); a standalone agent composes each run. */
+  protected compositions: RunCompositions | undefined;
 
   private readonly store = new TranscriptStore();
   /** Every event of every run, hot. A subscriber that throws is reported by RxJS and cannot break a run. */
@@ -329,8 +333,8 @@ export class BasicAgent extends AgentControls {
     const config = output ? { ...loop, output } : loop;
     // Straight into the agent's observer, unless an operator of the user's needs the Observable.
     const run: LoopRun = this.options.tracing || config.operators?.events
-      ? (prompts ? agentLoop(prompts, context, config) : agentLoopContinue(context, config))
-      : (observer) => runLoop(prompts, context, config, observer);
+      ? composedLoop(this.compositions, prompts, context, config)
+      : (observer) => runLoop(prompts, context, config, observer, this.compositions);
     return this.follow(run, controller, onEvent, undo, sink);
   }
 

@@ -73,7 +73,7 @@ export function agentLoopContinue(context: AgentContext, config: AgentLoopConfig
  * (an agent definition's, see `RunCompositions`) instead of being composed for this run alone.
  */
 export function composedLoop(
-  compositions: RunCompositions | undefined, prompts: readonly AgentMessage[] | undefined, context: AgentContext, config: AgentLoopConfig,
+  compositions: RunCompositions | undefined, prompts: readonly AgentMessage[] | string | undefined, context: AgentContext, config: AgentLoopConfig,
 ): Observable<AgentEvent> {
   return run(context, config, prompts, compositions);
 }

@@ -4,58 +4,54 @@ import type { AnyTool } from '../types/tool.js';
 import type { AgentContext, AgentLoopConfig } from './config.js';
 
 /**
- * The composed stages of a run, kept so that runs of equal configs share one composition.
+ * The composed stages an agent definition keeps for its runs (see `defineAgent`): built by the
+ * first run and taken by every later run that fits, so that a server's thousands of conversations
+ * share one composition instead of each building its own (~10 KB of closures and option objects that
+ * live as long as a run, which the young generation copies and promotes when hundreds of runs are
+ * interleaved). A plain `agentLoop` call keeps nothing: it composes its run for itself.
+ *
  * Everything a run has of its own (ids, prompts, the trigger of its first turn, its abort signal,
  * steering and follow-up queues, call cancellations and approval) rides on its state
- * (`LoopState.run`), and the stages that keep something per run (the views of its messages, its
- * tool dispatch, where its model chain stands) key it by that; so the composition is a function of
- * the config's other fields, the context's tools and system prompt, and the provider.
- *
- * Building it costs a run ~10 KB of closures and option objects that live as long as the run: with
- * hundreds of runs interleaved, that is what the young generation copies and promotes.
- *
+ * (`LoopState.run`), and the stages that keep something per run key it by that; so a composition is
+ * a function of the config's other fields, the context's tools and system prompt, and the provider.
  * A composition serves a run whose config has the same fields in the same order, each the same value
- * (the same object: a field set anew is seen; `signal`, `steering`, `followUp`, `cancelToolCalls`
- * and `approval` only need to be set alike, their values are the run's), the same tools in the same
- * order (each with the same name, description and parameters; in an array of its own or not, changed
- * in place or not: the composition keeps its own copy), the same system prompt and the same
- * provider. So a config object per run — a server's `{ ...base, signal }`, or a `BasicAgent`'s —
- * shares too. Up to {@link KEPT_PER_PROVIDER} compositions are kept per provider,
- * the most recently used first, and of those only one that no later run has used (a config made anew
- * for every run with values of its own keeps one run's values alive, not eight).
+ * (the same object: `signal`, `steering`, `followUp`, `cancelToolCalls` and `approval` only need to
+ * be set alike, their values are the run's), the same tools in the same order (each with the same
+ * name, description and parameters), the same system prompt and the same provider: a session whose
+ * options were changed (another tool, model or hook) gets a composition of its own. Up to `max`
+ * compositions are kept, the most recently used first, and of those only one that no later run has
+ * used (a session changed for one conversation keeps one conversation's values alive, not `max`).
  */
-export function cachedRunStages(
-  context: AgentContext, config: AgentLoopConfig, provider: Provider, build: (tools: readonly AnyTool[]) => LoopStage,
-): LoopStage {
-  const kept = compositions.get(provider);
-  if (kept) {
+export class RunCompositions {
+  private readonly kept: Composition[] = [];
+
+  constructor(private readonly max = 4) {}
+
+  /** The composition for this run: a kept one that fits, or `build`'s, kept for the runs after it. */
+  stage(context: AgentContext, config: AgentLoopConfig, provider: Provider, build: (tools: readonly AnyTool[]) => LoopStage): LoopStage {
+    const kept = this.kept;
     for (let i = 0; i < kept.length; i++) {
       const entry = kept[i]!;
-      if (!entry.fits(context, config)) continue;
+      if (!entry.fits(context, config, provider)) continue;
       entry.used = true;
       if (i > 0) kept.unshift(...kept.splice(i, 1)); // the most recently used first: the last to go
       return entry.stage;
     }
-  }
-  // The composition's own copy of the tools: changing the array in place later changes no composition.
-  const tools = context.tools.slice();
-  const entry = new Composition(tools, context.systemPrompt, config, build(tools));
-  if (!kept) compositions.set(provider, [entry]);
-  else {
-    // One composition that no run used again is kept at a time: configs made anew for every run (a hook
-    // closing over its request, say) hold on to one run's values, not eight.
+    // The composition's own copy of the tools: changing the array in place later changes no composition.
+    const tools = context.tools.slice();
+    const entry = new Composition(tools, context.systemPrompt, config, provider, build(tools));
     const unused = kept.findIndex((e) => !e.used);
     if (unused >= 0) kept.splice(unused, 1);
     kept.unshift(entry);
-    if (kept.length > KEPT_PER_PROVIDER) kept.length = KEPT_PER_PROVIDER;
+    if (kept.length > this.max) kept.length = this.max;
+    return entry.stage;
   }
-  return entry.stage;
+
+  /** How many compositions are kept. */
+  get size(): number {
+    return this.kept.length;
+  }
 }
-
-/** Compositions kept per provider (one per config, tools and system prompt it is run with). */
-const KEPT_PER_PROVIDER = 8;
-
-const compositions = new WeakMap<Provider, Composition[]>();
 
 /** The config fields a run takes as its own (`RunInfo`): compositions compare whether they are set, not their values. */
 const RUN_FIELDS = new Set<string>(['signal', 'steering', 'followUp', 'cancelToolCalls', 'approval']);
@@ -76,6 +72,7 @@ class Composition {
     tools: readonly AnyTool[],
     private readonly systemPrompt: string,
     config: AgentLoopConfig,
+    private readonly provider: Provider,
     readonly stage: LoopStage,
   ) {
     for (const key in config) {
@@ -85,8 +82,8 @@ class Composition {
     this.toolFields = fieldsOf(tools);
   }
 
-  fits(context: AgentContext, config: AgentLoopConfig): boolean {
-    if (context.systemPrompt !== this.systemPrompt) return false;
+  fits(context: AgentContext, config: AgentLoopConfig, provider: Provider): boolean {
+    if (provider !== this.provider || context.systemPrompt !== this.systemPrompt) return false;
     const { keys, values } = this;
     let count = 0;
     for (const key in config) {

@@ -1,16 +1,19 @@
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { asyncScheduler, filter, firstValueFrom } from 'rxjs';
 import { z } from 'zod';
 import {
-  agentLoop, agentLoopContinue, BasicAgent, defineTool, MessageQueue, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type AnyTool,
+  agentLoop, agentLoopContinue, BasicAgent, defineAgent, defineTool, MessageQueue, userMessage, type AgentContext, type AgentEvent, type AgentLoopConfig, type AnyTool,
 } from '../../src/index.js';
 import { scriptedProvider } from '../../src/testing/index.js';
 import type { StreamRequest } from '../../src/types/provider.js';
+import { composedLoop } from '../../src/loop/agent-loop.js';
+import { RunCompositions } from '../../src/loop/run-composition.js';
 import { addTool, events, fixtureReport, model, testScheduler } from '../agent/helpers.js';
 
-// agentLoop composes a config's stages once and every run of that config goes through them; what a
-// run has of its own rides on its state. These tests hold runs of one config object against each
-// other: interleaved, one after the other, and with the config, tools or prompt changed between.
+// An agent definition composes its stages once (RunCompositions) and every run that fits goes through
+// them; what a run has of its own rides on its state. These tests hold runs of one config object
+// through one RunCompositions against each other: interleaved, one after the other, and with the config,
+// tools or prompt changed between; and sessions of one definition against each other.
 
 const runContext = (n: number, tools: readonly AnyTool[] = [addTool], systemPrompt = 'You are a test.'): AgentContext => ({
   systemPrompt, messages: [], tools, agentId: `agent-${n}`, sessionId: `session-${n}`, loopId: `loop-${n}`,
@@ -30,7 +33,15 @@ function conversational(requests: StreamRequest[], chunkDelay = 0): ReturnType<t
   return scriptedProvider(Array.from({ length: 40 }, () => step));
 }
 
-describe('agentLoop: the runs of one config share its stages', () => {
+describe('RunCompositions: the runs of one config share its stages', () => {
+  let shared = new RunCompositions();
+  const agentLoop: typeof composedLoop extends unknown ? (p: Parameters<typeof composedLoop>[1], c: AgentContext, k: AgentLoopConfig) => ReturnType<typeof composedLoop> : never =
+    (prompts, context, config) => composedLoop(shared, prompts, context, config);
+  const agentLoopContinue = (context: AgentContext, config: AgentLoopConfig) => composedLoop(shared, undefined, context, config);
+  beforeEach(() => {
+    shared = new RunCompositions();
+  });
+
   it('interleaved runs of one config each get the events they get alone (ids, prompts, calls, results)', () => {
     const alone = (n: number): AgentEvent[] => {
       const out: AgentEvent[] = [];
@@ -141,7 +152,7 @@ describe('agentLoop: the runs of one config share its stages', () => {
     expect(ends).toEqual({ 'loop-0': 'aborted', 'loop-1': 'stop' });
   });
 
-  it('BasicAgents built from one set of options keep their own steering, follow-ups and cancellations', async () => {
+  it('sessions of one definition keep their own steering, follow-ups and cancellations', async () => {
     const requests: StreamRequest[] = [];
     // The tool waits until the test lets it finish (or its call is cancelled): no timer.
     const finishers: Array<() => void> = [];
@@ -161,8 +172,9 @@ describe('agentLoop: the runs of one config share its stages', () => {
         return turn === 0 ? { toolCalls: [{ name: 'slow', arguments: {}, id: `slow-${who}` }] } : { text: `answer ${turn} for ${who}` };
       })),
     };
-    const a = new BasicAgent(options);
-    const b = new BasicAgent(options);
+    const definition = defineAgent(options);
+    const a = definition.session();
+    const b = definition.session();
     const runA = a.run('from A');
     const runB = b.run('from B');
     a.steer('steer A');
@@ -182,7 +194,7 @@ describe('agentLoop: the runs of one config share its stages', () => {
     expect(JSON.stringify(resultOf(b, 'slow-B'))).toContain('slow done');
   });
 
-  it('BasicAgents built from one set of options answer their own approvals', async () => {
+  it('sessions of one definition answer their own approvals', async () => {
     const transfer = defineTool({
       name: 'transfer', description: 'Moves money', parameters: z.object({ amount: z.number() }), needsApproval: true,
       execute: ({ amount }) => `moved ${amount}`,
@@ -194,8 +206,9 @@ describe('agentLoop: the runs of one config share its stages', () => {
         return request.messages.some((m) => m.role === 'toolResult') ? { text: `over for ${who}` } : { toolCalls: [{ name: 'transfer', arguments: { amount: 5 }, id: `pay-${who}` }] };
       })),
     };
-    const a = new BasicAgent(options);
-    const b = new BasicAgent(options);
+    const definition = defineAgent(options);
+    const a = definition.session();
+    const b = definition.session();
     const waiting = (agent: BasicAgent) => firstValueFrom(agent.events$.pipe(filter((e) => e.type === 'ToolApprovalRequested')));
     const askedA = waiting(a);
     const askedB = waiting(b);
@@ -214,9 +227,12 @@ describe('agentLoop: the runs of one config share its stages', () => {
   });
 });
 
-describe('agentLoop: what the kept compositions hold on to', () => {
+describe('what compositions hold on to', () => {
   // In a child process with --expose-gc: the hooks of configs alive after a full GC are the ones kept compositions hold.
-  it('keeps the eight most recently used compositions of a provider, and of configs used once only the last', async () => {
-    expect(await fixtureReport('composition-retention', ['--expose-gc'])).toEqual({ oneShotAlive: 1, reusedAlive: 8, newestKept: true });
+  it('agentLoop keeps nothing; a definition keeps its four most recently used compositions, and of configs used once only the last', async () => {
+    const report = (await fixtureReport('composition-retention', ['--expose-gc'])) as { plainAlive: number };
+    // agentLoop keeps no composition: of twenty configs at most the last one's hook is still reachable (from the engine's own caches).
+    expect(report.plainAlive).toBeLessThanOrEqual(1);
+    expect(report).toEqual({ plainAlive: report.plainAlive, oneShotAlive: 1, reusedAlive: 4, newestKept: true });
   }, 90_000);
 });
