@@ -36,17 +36,12 @@ export const groups = [
   {
     name: 'transport-client',
     mutate: ['src/protocols/transport/from-event-stream.ts'],
-    tests: ['test/protocols/transport/from-event-stream-client.test.ts', 'test/protocols/transport/from-event-stream-limits.test.ts', 'test/protocols/transport/transport.test.ts'],
+    tests: ['test/protocols/transport/from-event-stream-client.test.ts'],
   },
   {
     name: 'turns',
     mutate: ['src/loop/stages/decide-next.ts', 'src/operators/filter-input.ts'],
     tests: ['test/loop/stages/decide-next.test.ts', 'test/loop/stages/decide-next-policies.test.ts', 'test/operators/filter-input.test.ts'],
-  },
-  {
-    name: 'retry',
-    mutate: ['src/operators/retry-backoff.ts', 'src/operators/resume-retry.ts', 'src/operators/internal/retry-resumer.ts'],
-    tests: ['test/operators/retry-backoff.test.ts', 'test/operators/resume-retry.test.ts', 'test/operators/mark-attempt.test.ts'],
   },
 ];
 

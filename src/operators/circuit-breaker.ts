@@ -110,7 +110,9 @@ export class CircuitBreaker {
     };
     return {
       success: () => settle('success'),
+      // Stryker disable next-line StringLiteral: equivalent, any outcome but 'success' and 'failure' is neutral
       error: (error: unknown) => settle(this.isFailure(error) ? 'failure' : 'neutral'),
+      // Stryker disable next-line StringLiteral: equivalent, as above
       release: () => settle('neutral'),
     };
   }
@@ -133,6 +135,7 @@ export class CircuitBreaker {
     return new ProviderError(
       'circuitOpen',
       `Circuit open for ${this.name} after ${this.consecutiveFailures} consecutive failures: ${why}; failing fast.`,
+      // Stryker disable next-line ConditionalExpression: equivalent, ProviderError leaves out an undefined retryAfterMs
       retryAfterMs === undefined ? {} : { retryAfterMs },
     );
   }

@@ -6,7 +6,7 @@
  */
 import { lastValueFrom, toArray, VirtualTimeScheduler } from 'rxjs';
 import { describe, expect, it } from 'vitest';
-import { type AgentEvent } from '../../../src/index.js';
+import type { AgentEvent } from '../../../src/index.js';
 import { EventStreamError, fromEventStream, type FromEventStreamOptions } from '../../../src/protocols/transport/index.js';
 
 type Chunk = string | Uint8Array;
@@ -173,6 +173,36 @@ describe('fromEventStream: unsubscribing', () => {
     expect(server.requests[0]!.signal.aborted).toBe(false);
     subscription.unsubscribe();
     expect(server.requests[0]!.signal.aborted).toBe(true);
+  });
+});
+
+describe('fromEventStream: size limits', () => {
+  it('a line longer than maxEventBytes fails with TooLarge and closes the connection; a comment or an event resets the count', async () => {
+    const ok = scripted({ chunks: [': ' + 'h'.repeat(90) + '\n\n', ': ' + 'h'.repeat(90) + '\n\n', agentEnd(1)] });
+    expect(types(await run(ok, { maxEventBytes: 100 }))).toEqual(['AgentEnd']);
+    const server = scripted({ chunks: [agentStart(1), 'data: "' + 'x'.repeat(60), 'x'.repeat(60)], hang: true });
+    const error = await failure(server, { maxEventBytes: 100 });
+    expect(error).toMatchObject({ code: 'TooLarge', message: `event stream ${url}: the server sent over 100 bytes without completing an event (maxEventBytes); the connection was closed` });
+    expect(server.requests[0]!.signal.aborted).toBe(true);
+  });
+
+  it('a stream longer than maxResponseBytes over every connection fails with TooLarge', async () => {
+    const heartbeats = ': beat\n\n'.repeat(10); // 80 bytes
+    const server = scripted({ chunks: [agentStart(1), heartbeats] }, { chunks: [turnStart(2), heartbeats] });
+    const bytes = new TextEncoder().encode(agentStart(1) + heartbeats).byteLength;
+    const error = await failure(server, { maxResponseBytes: bytes + 10 });
+    expect(error).toMatchObject({ code: 'TooLarge', message: `event stream ${url}: the server sent over ${bytes + 10} bytes in all (maxResponseBytes); the connection was closed` });
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[1]!.signal.aborted).toBe(true);
+  });
+
+  it('by default at most 8 MiB without an event and 256 MiB in all', async () => {
+    const MiB = 1024 * 1024;
+    const line = await failure(scripted({ chunks: ['data: "', new Uint8Array(8 * MiB)], hang: true }));
+    expect(line.message).toContain(`over ${8 * MiB} bytes without completing an event`);
+    // A chunk is counted before it is decoded: one of 256 MiB + 1 zero bytes is refused as it arrives.
+    const all = await failure(scripted({ chunks: [new Uint8Array(256 * MiB + 1)], hang: true }));
+    expect(all.message).toContain(`over ${256 * MiB} bytes in all`);
   });
 });
 
