@@ -87,6 +87,9 @@ export class TerminalRenderer {
       case 'InputRejected':
         this.endLine();
         return this.line(this.paint('31', safe(`✗ input rejected: ${e.reason}`)));
+      case 'GuardrailTripped':
+        this.endLine();
+        return this.line(this.paint('31', safe(`✗ guardrail ${e.guardrail} tripped (${e.kind}${e.toolCallId ? `, call ${e.toolCallId}` : ''})`)));
       case 'AgentEnd':
         return this.agentEnd(e);
       default:
