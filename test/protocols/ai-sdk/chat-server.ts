@@ -8,6 +8,7 @@ import { UIMessageStreamHub, type UIMessageStreamHubOptions } from '../../../src
 import { model } from '../../agent/helpers.js';
 
 export const deploy = defineTool({ name: 'deploy', description: 'deploys', parameters: z.object({ env: z.string() }), needsApproval: true, execute: ({ env }) => `deployed to ${env}` });
+export const slow = defineTool({ name: 'slow', description: 'takes a while', parameters: z.object({}), execute: () => new Promise<string>((resolve) => setTimeout(() => resolve('slow done'), 300)) });
 export const add = defineTool({ name: 'add', description: 'adds', parameters: z.object({ a: z.number(), b: z.number() }), execute: ({ a, b }) => String(a + b) });
 
 export interface ChatServer {
@@ -24,7 +25,7 @@ export async function startChatServer(script: ScriptStep[], options: Partial<UIM
   const hub = new UIMessageStreamHub({
     authorize: 'allow-all',
     run: ({ messages }) => {
-      const agent = new BasicAgent({ model, provider, retry: false, tools: [deploy, add] });
+      const agent = new BasicAgent({ model, provider, retry: false, tools: [deploy, add, slow] });
       agents.push(agent);
       return agentChatRun(agent, messages);
     },

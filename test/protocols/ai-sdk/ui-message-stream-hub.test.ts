@@ -104,6 +104,18 @@ describe('UIMessageStreamHub with the ai package\'s own client (DefaultChatTrans
     expect(second.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
   });
 
+  it('what the run did while the page was deciding (another tool\'s output) comes with the answer\'s response', async () => {
+    server = await startChatServer([{ toolCalls: [{ name: 'deploy', arguments: { env: 'prod' }, id: 'd1' }, { name: 'slow', arguments: {}, id: 's1' }] }, { text: 'Both done.' }]);
+    const first = await read(await transport().sendMessages({ chatId: 'c8', messages: [user('go')], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }));
+    expect(first.chunks.some((c) => c.type === 'tool-output-available')).toBe(false); // it ended at the approval request
+    await expect.poll(() => server!.hub.chat('c8')!.chunks.some((c) => c.type === 'tool-output-available' && c.toolCallId === 's1'), { timeout: 10_000 }).toBe(true);
+    const answered: UIMessage = { ...first.message!, parts: first.message!.parts.map((p) => (p.type === 'tool-deploy' ? { ...p, state: 'approval-responded', approval: { id: 'd1', approved: true } } : p)) as UIMessage['parts'] };
+    const second = await read(await transport().sendMessages({ chatId: 'c8', messages: [user('go'), answered], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }), answered);
+    expect(second.message?.parts.find((p) => p.type === 'tool-slow')).toMatchObject({ state: 'output-available', output: { content: [{ type: 'text', text: 'slow done' }] } });
+    expect(second.message?.parts.find((p) => p.type === 'tool-deploy')).toMatchObject({ state: 'output-available' });
+    expect(textOf(second.message)).toBe('Both done.');
+  });
+
   it('security: authorize is required and asked; bad bodies get a clear 4xx', async () => {
     expect(() => new UIMessageStreamHub({ run: () => { throw new Error('unused'); } } as never)).toThrow(/options\.authorize is required/);
     server = await startChatServer([{ text: 'never' }], { authorize: (_req, { action }) => action !== 'send', maxBodyBytes: 2048 });

@@ -56,9 +56,12 @@ export class ChatRunLog {
     return last.end === undefined && !this.ended ? last : undefined;
   }
 
-  /** Opens the segment of the request answering approvals (call before answering them: what they cause is its). */
+  /**
+   * Opens the segment of the request answering approvals (call before answering them: what they
+   * cause is its), from where the last one ended: what came meanwhile (another tool's output) too.
+   */
   openNext(): Segment {
-    const segment = { start: this.chunks.length };
+    const segment = { start: this.segments[this.segments.length - 1]!.end ?? this.chunks.length };
     this.segments.push(segment);
     return segment;
   }
