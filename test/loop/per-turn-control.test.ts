@@ -67,6 +67,15 @@ describe('prepareTurn in the loop', () => {
     expect(agentEnd(all).messages.map((m) => m.role)).toEqual(['user', 'assistant', 'toolResult', 'assistant', 'toolResult', 'assistant']);
   });
 
+  it('tools brings tools of the turn\'s own: the model sees them and they run, that turn only', async () => {
+    const cfg = config([{ toolCalls: [{ name: 'search', arguments: { q: 'rxjs' } }] }, { text: 'done' }], {
+      prepareTurn: ({ turnIndex }) => (turnIndex === 0 ? { tools: [search] } : undefined),
+    });
+    const all = await events(agentLoop([userMessage('hi', 0)], context([addTool]), cfg));
+    expect(cfg.provider.requests.map((r) => r.tools.map((t) => t.name))).toEqual([['search'], ['add']]);
+    expect(textOf(agentEnd(all).messages.find((m) => m.role === 'toolResult') as never)).toBe('results for rxjs');
+  });
+
   it('a tool left out of activeTools cannot run that turn: its call is answered "Tool not found"', async () => {
     const all = await run(toolCycle.slice(1), [addTool, search], { prepareTurn: () => ({ activeTools: ['search'] }) });
     const result = agentEnd(all).messages.find((m) => m.role === 'toolResult');
@@ -104,6 +113,9 @@ describe('prepareTurn in the loop', () => {
       },
     });
     expect(all.find((e) => e.type === 'HookError')).toMatchObject({ hook: 'prepareTurn', message: 'no routing table' });
+    // Tools an answer brings are checked as a run's are.
+    await expect(run(toolCycle, [addTool], { prepareTurn: () => ({ tools: [{ ...search, execute: undefined as never }] }) }))
+      .rejects.toThrow('prepareTurn answered: tools: tools[0] "search": execute must be a function');
     expect(agentEnd(all).stopReason).toBe('stop');
   });
 });

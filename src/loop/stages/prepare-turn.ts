@@ -6,6 +6,7 @@ import type { HookResult } from '../../types/hooks.js';
 import { AgentError, errorMessage } from '../../types/errors.js';
 import { Usage } from '../../types/usage.js';
 import { callHookSafely } from '../../sources/hook-result.js';
+import { checkTools } from '../../tools/check-tools.js';
 import { askHook, hookError } from '../kernel/ask-hook.js';
 import { keptPerRun } from '../kernel/kept-per-run.js';
 import { type LoopOutput, type LoopStage, loopStage, type LoopState, type StepOutputs } from '../kernel/loop-state.js';
@@ -164,7 +165,7 @@ function checked(answer: unknown, byName: ReadonlyMap<string, AnyTool>): TurnPre
   if (prep.activeTools !== undefined && prep.tools !== undefined) throw invalid('give tools or activeTools, not both');
   if (prep.systemPrompt !== undefined && typeof prep.systemPrompt !== 'string') throw invalid('systemPrompt: expected a string');
   if (prep.messages !== undefined && !Array.isArray(prep.messages)) throw invalid('messages: expected an array of messages');
-  if (prep.tools !== undefined && !Array.isArray(prep.tools)) throw invalid('tools: expected an array of tools');
+  if (prep.tools !== undefined) checkTurnTools(prep.tools);
   if (prep.activeTools === undefined) return prep;
   if (!Array.isArray(prep.activeTools)) throw invalid('activeTools: expected an array of tool names');
   const tools = prep.activeTools.map((name, i) => {
@@ -173,6 +174,20 @@ function checked(answer: unknown, byName: ReadonlyMap<string, AnyTool>): TurnPre
     return tool;
   });
   return { ...prep, tools };
+}
+
+/** Tools a `tools` answer brought, checked once each (a name, `execute`, an object's JSON Schema) as a run's are. */
+const checkedTools = new WeakSet<object>();
+
+function checkTurnTools(tools: unknown): void {
+  if (!Array.isArray(tools)) throw invalid('tools: expected an array of tools');
+  if (tools.every((t: unknown) => typeof t === 'object' && t !== null && checkedTools.has(t))) return;
+  try {
+    checkTools(tools);
+  } catch (error) {
+    throw invalid(`tools: ${errorMessage(error).replace(/context\.tools/g, 'tools')}`);
+  }
+  for (const t of tools as object[]) checkedTools.add(t);
 }
 
 function invalid(reason: string): AgentError {
