@@ -8,6 +8,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { tap } from 'rxjs';
+import type { AgentEvent } from 'phi-rx';
 import { agentChatRun, toUIMessages, type UIMessage } from 'phi-rx/ai-sdk';
 import { UIMessageStreamHub } from 'phi-rx/ai-sdk/node';
 import { demoAgent } from './agent.js';
@@ -45,15 +47,13 @@ export async function startReactChatServer(options: { port?: number; chunkDelayM
     run: ({ chatId, messages, uiMessages, messageId }) => {
       saved.set(chatId, uiMessages);
       const run = agentChatRun(demoAgent(options), messages);
-      run.events$.subscribe({
-        next: (e) => {
-          if (e.type !== 'AgentEnd') return;
-          const answer = toUIMessages(e.messages, { id: () => messageId }).filter((m) => m.role === 'assistant');
-          saved.set(chatId, [...uiMessages.filter((m) => m.id !== messageId), ...answer]);
-        },
-        error: () => undefined,
-      });
-      return run;
+      // once the run is over, its answer joins the saved chat (as useChat shows it: same message id)
+      const save = (e: AgentEvent) => {
+        if (e.type !== 'AgentEnd') return;
+        const answer = toUIMessages(e.messages, { id: () => messageId }).filter((m) => m.role === 'assistant');
+        saved.set(chatId, [...uiMessages.filter((m) => m.id !== messageId), ...answer]);
+      };
+      return { ...run, events$: run.events$.pipe(tap(save)) };
     },
   });
   const server = createServer((req, res) => {
