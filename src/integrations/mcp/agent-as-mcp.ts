@@ -3,7 +3,7 @@ import type { BasicAgent } from '../../agent/basic-agent.js';
 import { agentLoop } from '../../loop/agent-loop.js';
 import type { AgentLoopConfig } from '../../loop/config.js';
 import { defaultIds, loopIdFor } from '../../loop/ids.js';
-import type { ApprovalAnswer } from '../../operators/request-approval.js';
+import type { ApprovalAnswer, ApprovalDecision } from '../../operators/request-approval.js';
 import { outputSpecOf, type OutputSchema } from '../../output/output-spec.js';
 import { AgentRunError, finalText, isFailedEnd } from '../../output/run-text.js';
 import { onAbort } from '../../sources/cancellation.js';
@@ -90,11 +90,24 @@ function runAgent(agent: BasicAgent, task: string, call: ServedCall, output: Out
     const sessionId = defaultIds();
     const loopId = loopIdFor(sessionId, 'mcp', 1);
     const context = { systemPrompt: agent.systemPrompt, messages: [], tools: agent.toolList, agentId: agent.agentId, sessionId, loopId };
+    // Questions still open, by call: one decided otherwise (the approval config's `decide`, an abort) is withdrawn.
+    const open = new Map<string, AbortController>();
     const ask = (e: Extract<AgentEvent, { type: 'ToolApprovalRequested' }>): void => {
-      call.approve({ loopId: e.loopId, toolCallId: e.toolCallId, toolName: e.toolName, args: e.args }).then(
-        (decision) => answers.next({ toolCallId: e.toolCallId, ...decision }),
-        (error: unknown) => answers.next({ toolCallId: e.toolCallId, approved: false, reason: errorMessage(error) }),
+      const withdraw = new AbortController();
+      open.set(e.toolCallId, withdraw);
+      // Answered: no longer open (withdrawing an answered question would tell the client to cancel it).
+      const answer = (decision: ApprovalDecision): void => {
+        if (open.get(e.toolCallId) === withdraw) open.delete(e.toolCallId);
+        answers.next({ toolCallId: e.toolCallId, ...decision });
+      };
+      call.approve({ loopId: e.loopId, toolCallId: e.toolCallId, toolName: e.toolName, args: e.args }, withdraw.signal).then(
+        answer,
+        (error: unknown) => answer({ approved: false, reason: errorMessage(error) }),
       );
+    };
+    const settled = (toolCallId: string): void => {
+      open.get(toolCallId)?.abort(new Error('decided otherwise'));
+      open.delete(toolCallId);
     };
     const run = agentLoop([userMessage(task)], context, callConfig(agent, controller.signal, answers, output)).subscribe({
       next: (e) => {
@@ -102,6 +115,7 @@ function runAgent(agent: BasicAgent, task: string, call: ServedCall, output: Out
         const line = progressLine(e);
         if (line !== undefined) subscriber.next({ progress: line });
         if (e.type === 'ToolApprovalRequested') ask(e);
+        else if (e.type === 'ToolApprovalResolved') settled(e.toolCallId);
         if (e.type === 'AgentEnd' && e.loopId === loopId) subscriber.next({ result: endResult(e, output !== undefined, wrapped) });
       },
       error: (error: unknown) => {
@@ -112,6 +126,7 @@ function runAgent(agent: BasicAgent, task: string, call: ServedCall, output: Out
     });
     return () => {
       stopAbort();
+      for (const id of [...open.keys()]) settled(id);
       run.unsubscribe();
       answers.complete();
     };

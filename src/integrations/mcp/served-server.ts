@@ -66,12 +66,12 @@ function servedCall(server: Server, extra: Extra, options: ServedServerOptions):
   return {
     requestId: String(extra.requestId),
     signal: extra.signal,
-    approve: (request) => askApproval(server, extra, request, options),
+    approve: (request, signal) => askApproval(server, extra, request, options, signal),
   };
 }
 
 /** Asks the client's user (elicitation, on the call's own stream); refuses, saying why, when the client cannot ask. */
-async function askApproval(server: Server, extra: Extra, request: ApprovalRequest, options: ServedServerOptions): Promise<ApprovalDecision> {
+async function askApproval(server: Server, extra: Extra, request: ApprovalRequest, options: ServedServerOptions, withdrawn?: AbortSignal): Promise<ApprovalDecision> {
   if (!supportsForms(server.getClientCapabilities())) {
     const client = server.getClientVersion()?.name ?? 'the client';
     throw new Error(`the tool call needs approval, and the MCP client ${JSON.stringify(client)} does not support elicitation, so its user cannot be asked; the call was not run`);
@@ -79,7 +79,7 @@ async function askApproval(server: Server, extra: Extra, request: ApprovalReques
   const answer = await extra.sendRequest(
     { method: 'elicitation/create', params: { mode: 'form', message: approvalMessage(request, options.name), requestedSchema: APPROVAL_FORM } },
     ElicitResultSchema,
-    { signal: extra.signal, timeout: options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS },
+    { signal: withdrawn ? eitherSignal(extra.signal, withdrawn) : extra.signal, timeout: options.elicitationTimeoutMs ?? DEFAULT_ELICITATION_TIMEOUT_MS },
   );
   return decisionOf(answer);
 }
@@ -89,4 +89,17 @@ function supportsForms(capabilities: ClientCapabilities | undefined): boolean {
   const elicitation = capabilities?.elicitation;
   if (elicitation === undefined) return false;
   return elicitation.form !== undefined || elicitation.url === undefined;
+}
+
+/** Aborts when either aborts (held strongly, unlike a dependent signal of `AbortSignal.any`). */
+function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  const controller = new AbortController();
+  const abort = (signal: AbortSignal) => () => controller.abort(signal.reason);
+  if (a.aborted) controller.abort(a.reason);
+  else if (b.aborted) controller.abort(b.reason);
+  else {
+    a.addEventListener('abort', abort(a), { once: true });
+    b.addEventListener('abort', abort(b), { once: true });
+  }
+  return controller.signal;
 }

@@ -27,9 +27,10 @@ export interface ServedCall {
   readonly signal: AbortSignal;
   /**
    * Asks the client's user to approve a tool call (MCP elicitation). Rejects, saying why, when the
-   * client cannot ask (no elicitation capability) or the request fails.
+   * client cannot ask (no elicitation capability) or the request fails. `signal` withdraws the
+   * question (the call was decided otherwise): the client is told to close it.
    */
-  approve(request: ApprovalRequest): Promise<ApprovalDecision>;
+  approve(request: ApprovalRequest, signal?: AbortSignal): Promise<ApprovalDecision>;
 }
 
 /** A served tool: what `tools/list` says of it, and what a `tools/call` of it does. */

@@ -229,3 +229,35 @@ describe('sessions', () => {
     }
   });
 });
+
+describe('a question decided otherwise', () => {
+  it('is withdrawn from the client when the agent’s own approval config decides the call first (asynchronously)', async () => {
+    const served = helperAgent();
+    served.agent.with({ approval: { decide: () => new Promise((resolve) => setTimeout(() => resolve({ approved: true, reason: 'policy' }), 100)) } });
+    const own = await serveMcp(served, { transport: 'http', authorize: 'allow-all' });
+    const ownListener = http.createServer(own.handle);
+    await new Promise<void>((resolve) => ownListener.listen(0, '127.0.0.1', resolve));
+    try {
+      let withdrawn = 0;
+      const client = new Client({ name: 'asker', version: '1' }, { capabilities: { elicitation: { form: {} } } });
+      client.setRequestHandler(ElicitRequestSchema, (_request, extra) =>
+        new Promise<ElicitResult>((resolve) =>
+          extra.signal.addEventListener('abort', () => {
+            withdrawn++;
+            resolve({ action: 'cancel' });
+          }),
+        ),
+      );
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${(ownListener.address() as AddressInfo).port}/mcp`)));
+      // Twice: the SDK's client ignores a cancel of request id 0 (`if (!requestId) return`), the session's first question.
+      for (const target of ['prod', 'staging']) {
+        expect(await client.callTool({ name: 'ask_helper', arguments: { task: `deploy ${target}` } })).toMatchObject({ content: [{ type: 'text', text: `Result: deployed ${target}` }] });
+      }
+      await eventually(() => (withdrawn >= 1 ? true : undefined), 10_000);
+      await client.close();
+    } finally {
+      await own.close();
+      await new Promise((resolve) => ownListener.close(resolve));
+    }
+  });
+});
