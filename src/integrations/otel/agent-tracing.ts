@@ -86,6 +86,7 @@ export class AgentTracing {
       case 'CompactionEnd': return this.markCallStart(event.loopId, event.timestamp);
       case 'RetryScheduled': return this.failedAttempt(event);
       case 'ModelFallback': return this.fallback(event);
+      case 'Handoff': return this.handoff(event);
       case 'MessageStart': return event.message.role === 'assistant' ? this.modelSeen(event.loopId, event.message) : undefined;
       case 'MessageEnd': return event.message.role === 'assistant' ? this.modelCall(event.loopId, event.message, event.timestamp) : undefined;
       case 'ToolExecutionStart': return this.toolStart(event);
@@ -118,7 +119,7 @@ export class AgentTracing {
     const parentLoop = e.parentLoopId ? this.loops.get(e.parentLoopId) : undefined;
     const branch = this.branches.get(e.loopId);
     const parent = parentTool?.context ?? branch?.context ?? parentLoop?.context ?? ROOT_CONTEXT;
-    const name = parentTool?.toolName ?? this.options.agentName;
+    const name = parentTool?.toolName ?? this.options.agentName ?? e.agent;
     const attributes: Attributes = {
       'gen_ai.operation.name': 'invoke_agent',
       'gen_ai.agent.id': e.agentId,
@@ -128,6 +129,7 @@ export class AgentTracing {
       ...(e.parentLoopId ? { 'phi_rx.parent_loop_id': e.parentLoopId } : {}),
       ...(e.continuationKind ? { 'phi_rx.continuation': e.continuationKind.kind } : {}),
       ...(branch ? { 'phi_rx.parallel.branch_index': branch.index } : {}),
+      ...(e.agent !== undefined ? { 'phi_rx.agent': e.agent } : {}),
     };
     const span = this.tracer.startSpan(name ? `invoke_agent ${name}` : 'invoke_agent', { kind: SpanKind.INTERNAL, startTime: at(e.timestamp), attributes }, parent);
     this.loops.set(e.loopId, { span, context: trace.setSpan(parent, span), name: name ?? '', callStart: e.timestamp, attempt: 0 });
@@ -140,6 +142,7 @@ export class AgentTracing {
       'gen_ai.usage.input_tokens': e.usage.input,
       'gen_ai.usage.output_tokens': e.usage.output,
       'phi_rx.stop_reason': e.stopReason,
+      ...(e.agent !== undefined ? { 'phi_rx.agent.last': e.agent } : {}),
     });
     if (e.stopReason === 'error') {
       const last = [...e.messages].reverse().find((m): m is AssistantMessage => m.role === 'assistant');
@@ -149,6 +152,15 @@ export class AgentTracing {
     if (e.stoppedBy?.kind === 'guardrail') fail(loop.span, e.stoppedBy.guardrail, `${e.stoppedBy.stage} guardrail "${e.stoppedBy.guardrail}" tripped`);
     loop.span.end(at(e.timestamp));
     this.loops.delete(e.loopId);
+  }
+
+  /** A handoff: a `handoff {to}` span in the run's (at the moment it happened), and an event on the run's span. */
+  private handoff(e: EventOf<'Handoff'>): void {
+    const loop = this.loops.get(e.loopId);
+    if (!loop) return;
+    const attributes: Attributes = { 'phi_rx.handoff.from': e.from, 'phi_rx.handoff.to': e.to, 'gen_ai.tool.name': e.toolName, 'gen_ai.tool.call.id': e.toolCallId };
+    this.tracer.startSpan(`handoff ${e.to}`, { kind: SpanKind.INTERNAL, startTime: at(e.timestamp), attributes }, loop.context).end(at(e.timestamp));
+    loop.span.addEvent('phi_rx.handoff', { 'phi_rx.handoff.from': e.from, 'phi_rx.handoff.to': e.to }, at(e.timestamp));
   }
 
   private markCallStart(loopId: string, time: number): void {
