@@ -132,7 +132,7 @@ export class A2aExecutor implements AgentExecutor {
     this.live.delete(ids.taskId);
   }
 
-  /** A reply to a task waiting for input: the answer to its (oldest, or named) approval. */
+  /** A reply to a task waiting for input: the answer to its (oldest, or named) approval. (Messages to a task at work are refused before they get here: see a2aServer.) */
   private answer(task: LiveTask, message: Message, bus: ExecutionEventBus): Promise<void> {
     const { run, agent } = task;
     run.attach(bus, message);

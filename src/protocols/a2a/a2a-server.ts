@@ -123,7 +123,7 @@ export async function a2aServer(agent: A2aAgentSource, options: A2aServerOptions
   const push = options.pushNotifications ? pushNotificationsOf(options.pushNotifications, peers.server, peers.errors) : undefined;
   const executor = new A2aExecutor(agents, options.ids ?? randomUUID, options.textChunkMs);
   const inner = new peers.server.DefaultRequestHandler(card, options.taskStore ?? new peers.server.InMemoryTaskStore(), executor, undefined, push?.store, push?.sender);
-  const requestHandler = withExactResubscribe(inner, executor);
+  const requestHandler = withPhiRxRules(inner, executor, peers.errors);
   const app = peers.app.default();
   const userBuilder = peers.express.UserBuilder.noAuthentication;
   app.use(routes.card, peers.express.agentCardHandler({ agentCardProvider: requestHandler }));
@@ -220,21 +220,41 @@ async function allowed(authorize: A2aAuthorize | 'allow-all', req: IncomingMessa
 }
 
 /**
- * The SDK's request handler with an exact `SubscribeToTask` for tasks this server is running: the
- * task as it stands, then every later update once, taken in one step (the SDK's own loads the task
- * from the store while listening to the bus, so an update can come twice or not at all). Ends when
- * the task waits for input or ends, as the SDK's does. Other tasks go to the SDK.
+ * The SDK's request handler with phi-rx's rules on top:
+ * - an exact `SubscribeToTask` for tasks this server is running: the task as it stands, then every
+ *   later update once, taken in one step (the SDK's own reads the task from the store while
+ *   listening to the bus). Ends when the task waits for input or ends, as the SDK's does. Other
+ *   tasks go to the SDK.
+ * - a message to a task that is at work (not waiting for input) is refused with
+ *   `UnsupportedOperationError`: the SDK would serve it on the task's event bus, which breaks the
+ *   stream of the request the task is running for.
  */
-function withExactResubscribe(inner: A2ARequestHandler, executor: A2aExecutor): A2ARequestHandler {
+function withPhiRxRules(inner: A2ARequestHandler, executor: A2aExecutor, errors: Peers['errors']): A2ARequestHandler {
   const resubscribe: A2ARequestHandler['resubscribe'] = async function* (params, context) {
     const run = executor.runOf(params.id);
     if (!run || run.ended) return yield* inner.resubscribe(params, context);
     const updates = run.snapshot().pipe(takeWhile((r) => !pauses(r), true));
     yield* toAsyncIterable(updates);
   };
+  const checkBusy = (params: Parameters<A2ARequestHandler['sendMessage']>[0]): void => {
+    const taskId = params.message?.taskId;
+    const run = taskId ? executor.runOf(taskId) : undefined;
+    if (run && !run.ended && run.state !== TASK_STATE.inputRequired) {
+      throw new errors.UnsupportedOperationError(`task ${taskId} is at work: send a message to it when it asks for input (input-required), or cancel it (CancelTask)`);
+    }
+  };
+  const sendMessage: A2ARequestHandler['sendMessage'] = (params, context) => {
+    checkBusy(params);
+    return inner.sendMessage(params, context);
+  };
+  const sendMessageStream: A2ARequestHandler['sendMessageStream'] = async function* (params, context) {
+    checkBusy(params);
+    yield* inner.sendMessageStream(params, context);
+  };
+  const own: Record<string | symbol, unknown> = { resubscribe, sendMessage, sendMessageStream };
   return new Proxy(inner, {
     get(target, key) {
-      if (key === 'resubscribe') return resubscribe;
+      if (key in own) return own[key];
       const value: unknown = Reflect.get(target, key, target);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },

@@ -92,6 +92,26 @@ describe.each<Binding>(['JSONRPC', 'HTTP+JSON'])('a2aServer continuity over %s',
     expect(results).toEqual(['moved 50', 'Tool call "transfer" was denied: too much']);
   });
 
+  it('a message to a task at work is refused (it is not waiting for input) and the run goes on undisturbed', async () => {
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    const gate = defineTool({ name: 'gate', description: 'Waits for the test', parameters: z.object({}), execute: async () => (await opened, 'open') });
+    const provider = scriptedProvider([{ toolCalls: [{ name: 'gate', arguments: {}, id: 'g1' }] }, { text: 'Done.' }]);
+    const url = await start(() => new BasicAgent({ model, provider, retry: false, tools: [gate] }));
+    const client = await clientFor(url, binding);
+    let refused: Promise<unknown> | undefined;
+    const first = await collect(client.sendMessageStream(send('go')), (r) => {
+      if (r.payload?.$case === 'statusUpdate' && textOf(r.payload.value.status?.message) === 'Calling gate') {
+        const task = r.payload.value;
+        refused = collect(client.sendMessageStream(send('Answer in French.', { taskId: task.taskId, contextId: task.contextId }))).then(() => 'served', (e: unknown) => e);
+        void refused.then(open);
+      }
+    });
+    expect(String(await refused)).toMatch(/task \S+ is at work: send a message to it when it asks for input/);
+    expect(stateOf(first.at(-1)!)).toBe(TASK_STATE.completed);
+    expect(first.filter((r) => r.payload?.$case === 'task')).toHaveLength(1);
+  });
+
   it('SubscribeToTask after the connection dropped: the snapshot matches the stream so far, then every later update once', async () => {
     const answer = 'The quick brown fox jumps over the lazy dog. '.repeat(3);
     // A task store that answers slowly, as a database does: the SDK's own SubscribeToTask reads the task while updates go on.
