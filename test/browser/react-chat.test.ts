@@ -58,6 +58,18 @@ describeNeeding(!existsSync(executablePath) && `no Chromium at ${executablePath}
     await page.close();
   }, 60_000);
 
+  it('a reload while the approval waits shows it again; answered after the reload, the run goes on', async () => {
+    const page = await open();
+    await ask(page, 'Please deploy');
+    await page.waitForSelector('.tool[data-tool="deploy"] button.approve');
+    await page.reload();
+    await page.click('.tool[data-tool="deploy"] button.approve', { timeout: 30_000 });
+    await page.waitForFunction(() => Array.from(document.querySelectorAll('.msg.assistant')).at(-1)?.textContent?.includes('Done: Deployed to production.') && document.querySelector('#status')?.getAttribute('data-status') === 'ready');
+    expect(await page.locator('.msg.assistant').count()).toBe(1);
+    expect(page.errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it('stop ends the reply and the run on the server', async () => {
     const page = await open();
     await ask(page, 'Tell me a story');
