@@ -6,11 +6,13 @@ export const KEYS = ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'G
 /** What each example must print when run as a program with no API key: proof it did its job. */
 export const EXPECTED: Record<string, RegExp> = {
   'a2a.ts': /  \[calculator\] Calling multiply\n[^]*  \[calculator\] streamed "6 times 7 is 42\."; result: 6 times 7 is 42\.\ncoordinator › The calculator says 42\./,
+  'agent-tool.ts': /streamed side by side: true[^\n]*\ntranscript: weather → child ended, 2 messages\ntranscript: packing → child ended, 2 messages/,
   'approval.ts': /✓ repair: approved with \{"to":"garage","amount":400\} \(agreed discount\)\n[^]*bet: Tool call "transfer" was denied: not paying gambling debts from this account\n/,
   'ag-ui.ts': /pending for the client: d1\n[^]*interrupts: tool_approval for b1\nrun 3: the user approves, the run resumes\n {2}tool: b1 → booked at Chez Ada\n {2}assistant: Done: booked at Chez Ada\./,
   'best-of-n.ts': /started 3 branches/,
   'call-tool.ts': /add\(\{ a: 2, b: 40 \}\) → 42\nadd\.validate\(\{ a: 'two' \}\) → rejected: arguments\.a:/,
   'custom-operator.ts': /model saw: \[ 'customer 42: Ada Lovelace, card \[card\], \[email\]' \]/,
+  'handoffs.ts': /handoff: triage → billing \(double charge\)\nhandoff: billing → refunds \(refund A-17\)\n[^\n]*\nanswered by refunds\n[^\n]*\nanswered by refunds/,
   'live.ts': /set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY to run against a real API/,
   'mcp.ts': /echo -> Echo: hello from phi-rx/,
   'mcp-server.ts': /ask_assistant\("What is six times seven\?"\) → You asked: "What is six times seven\?"\. The answer is 42\.\n[^]*approval asked: example-server asks to run the tool "publish" with the arguments \{"title":"Hello MCP"\}\. Approve\?\n[^]*ask_assistant\("publish Hello MCP"\) → Done: published "Hello MCP"\./,
