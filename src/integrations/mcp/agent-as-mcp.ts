@@ -5,11 +5,10 @@ import type { AgentLoopConfig } from '../../loop/config.js';
 import { defaultIds, loopIdFor } from '../../loop/ids.js';
 import type { ApprovalAnswer, ApprovalDecision } from '../../operators/request-approval.js';
 import { outputSpecOf, type OutputSchema } from '../../output/output-spec.js';
-import { AgentRunError, finalText, isFailedEnd } from '../../output/run-text.js';
 import { onAbort } from '../../sources/cancellation.js';
 import { errorMessage } from '../../types/errors.js';
 import type { AgentEndEvent, AgentEvent } from '../../types/events.js';
-import { userMessage } from '../../types/message.js';
+import { userMessage, type AssistantMessage } from '../../types/message.js';
 import type { McpToolInfo } from './types.js';
 import { errorToolResult, type McpToolResult, type ServedCall, type ServedEmission, type ServedTool } from './served-tool.js';
 
@@ -182,8 +181,10 @@ function progressLine(e: AgentEvent): string | undefined {
 
 /** The call's result from the run's end: the answer's text, or the structured output; a failed run is an error result. */
 function endResult(end: AgentEndEvent, structured: boolean, wrapped: boolean): McpToolResult {
-  if (isFailedEnd(end)) return errorToolResult(new AgentRunError(end).message);
-  if (!structured) return { content: [{ type: 'text', text: finalText(end) }] };
+  const last = end.messages.findLast((m): m is AssistantMessage => m.role === 'assistant');
+  const failure = failureOf(end, last);
+  if (failure !== undefined) return errorToolResult(failure);
+  if (!structured) return { content: [{ type: 'text', text: last ? textOf(last) : '' }] };
   if (end.output === undefined) {
     return errorToolResult(`The agent's answer did not match its output schema${end.outputError ? `: ${end.outputError.message}` : ''}`);
   }
@@ -193,6 +194,19 @@ function endResult(end: AgentEndEvent, structured: boolean, wrapped: boolean): M
     structuredContent: wrapped ? { value } : (value as Record<string, unknown>),
   };
 }
+
+/**
+ * Why a run gave no answer (AgentRunError's words), or undefined. Written here rather than imported
+ * from output/run-text: that module would then be shared by one more bundle entry, one more chunk for `phi-rx`.
+ */
+function failureOf(end: AgentEndEvent, last: AssistantMessage | undefined): string | undefined {
+  if (end.rejection !== undefined) return `The prompt was rejected: ${end.rejection}`;
+  if (end.stopReason === 'aborted') return 'The agent run was aborted';
+  if (end.stopReason === 'error') return `The agent run failed: ${last?.errorMessage ?? 'it stopped with reason "error"'}`;
+  return undefined;
+}
+
+const textOf = (message: AssistantMessage): string => message.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 
 /** An MCP output schema must describe an object: another schema is wrapped as `{ value }`. */
 function objectSchema(schema: Record<string, unknown>): { schema: McpToolInfo['inputSchema']; wrapped: boolean } {
