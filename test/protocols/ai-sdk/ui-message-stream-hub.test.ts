@@ -116,6 +116,14 @@ describe('UIMessageStreamHub with the ai package\'s own client (DefaultChatTrans
     expect(textOf(second.message)).toBe('Both done.');
   });
 
+  it('an idle stream (a tool running) gets keep-alive comments, which the ai package\'s client skips', async () => {
+    server = await startChatServer([{ toolCalls: [{ name: 'slow', arguments: {}, id: 's1' }] }, { text: 'Done.' }, { toolCalls: [{ name: 'slow', arguments: {}, id: 's2' }] }, { text: 'Done.' }], { keepAliveMs: 50 });
+    const raw = await (await fetch(`${server.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'c9', messages: [user('go')] }) })).text();
+    expect(raw).toContain('\n\n: keep-alive\n\n');
+    const { message } = await read(await transport().sendMessages({ chatId: 'c10', messages: [user('go')], trigger: 'submit-message', messageId: undefined, abortSignal: undefined }));
+    expect(textOf(message)).toBe('Done.');
+  });
+
   it('security: authorize is required and asked; bad bodies get a clear 4xx', async () => {
     expect(() => new UIMessageStreamHub({ run: () => { throw new Error('unused'); } } as never)).toThrow(/options\.authorize is required/);
     server = await startChatServer([{ text: 'never' }], { authorize: (_req, { action }) => action !== 'send', maxBodyBytes: 2048 });

@@ -50,6 +50,8 @@ export interface UIMessageStreamHubOptions {
   maxChats?: number;
   /** Pages of other origins that may call (CORS); by default same-origin only. */
   allowedOrigins?: AllowedOrigins;
+  /** A keep-alive comment after this many ms without a chunk (default 15,000; `false`: none). */
+  keepAliveMs?: number | false;
   /** Id of the assistant message a run streams (default `crypto.randomUUID`). */
   messageId?: () => string;
 }
@@ -180,7 +182,7 @@ export class UIMessageStreamHub {
 
   private stream(req: IncomingMessage, res: ServerResponse, log: ChatRunLog, from: number, prefix?: string, segment: Segment = log.segments[log.segments.length - 1]!): void {
     res.writeHead(200, { ...UI_MESSAGE_STREAM_HEADERS, ...corsHeaders(req, this.options.allowedOrigins) });
-    const stop = pumpChunks(log, segment, from, res, prefix);
+    const stop = pumpChunks(log, segment, from, res, prefix, this.options.keepAliveMs ?? 15_000);
     res.once('close', stop);
   }
 
