@@ -107,6 +107,15 @@ describe('tool guardrails in the loop', () => {
     expect(textOf(agentEnd(passed).messages.find((m) => m.role === 'toolResult') as never)).toBe('3');
   });
 
+  it('a tool-input guardrail checks a call before it waits for approval: a call it turns down is never put to a person', async () => {
+    let asked = 0;
+    const never = { name: 'never', check: () => ({ tripwire: true, message: 'not today' }) };
+    const all = await run(toolCycle, [addTool], { guardrails: { toolInput: [never] }, approval: { needs: () => true, decide: () => (asked++, { approved: true }) } });
+    expect(asked).toBe(0);
+    expect(all.some((e) => e.type === 'ToolApprovalRequested')).toBe(false);
+    expect(textOf(agentEnd(all).messages.find((m) => m.role === 'toolResult') as never)).toBe('Rejected by guardrail "never": not today');
+  });
+
   it('a tool-output trip replaces the result the model sees', async () => {
     const noThrees = { name: 'no-threes', check: ({ result }: { result: { content: Array<{ type: string; text?: string }> } }) => ({ tripwire: textOf(result) === '3' }) };
     const all = await run(toolCycle, [addTool], { guardrails: { toolOutput: [noThrees] } });
