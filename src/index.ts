@@ -20,7 +20,9 @@ export { defineAgent, type AgentDefinition, type AgentSessionInit, type AgentRun
 export { subAgentTool, type SubAgentOptions } from './agent/sub-agent.js';
 export { handoff, withoutToolCalls, type HandoffOptions } from './agent/handoff.js';
 export { agentTool, type AgentToolOptions } from './agent/agent-tool.js';
-export { isHandoffTool, type AgentSpec, type HandoffInput, type HandoffInputFilter, type HandoffTarget, type HandoffTool } from './loop/handoff-team.js';
+export {
+  handoffTeam, isHandoffTool, reachableTools, teamStages, type AgentSpec, type HandoffInput, type HandoffInputFilter, type HandoffTarget, type HandoffTool, type TeamMember,
+} from './loop/handoff-team.js';
 export { AgentRunError, runText, textStream, textDeltas, finalText } from './output/run-text.js';
 export {
   defineOutput, InvalidOutputError, type DefineOutputOptions, type OutputFailure, type OutputIssue, type OutputOf, type OutputOutcome,

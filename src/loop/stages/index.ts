@@ -28,3 +28,4 @@ export * from './answer-open-calls.js';
 export * from './output-guardrails.js';
 export * from './end-run.js';
 export { settleCall, type SettleCallOptions } from './settle-call.js';
+export * from './agent-turns.js';
