@@ -194,13 +194,12 @@ export async function a2aServer(agent: A2aAgentSource, options: A2aServerOptions
   return a2a;
 }
 
+/** The SDK first, then Express: one at a time, so that without both the error names the SDK. */
 async function loadPeers(): Promise<Peers> {
-  const [server, errors, express, app] = await Promise.all([
-    importOptionalPeer<Peers['server']>('@a2a-js/sdk/server', FEATURE),
-    importOptionalPeer<Peers['errors']>('@a2a-js/sdk/errors', FEATURE),
-    importOptionalPeer<Peers['express']>('@a2a-js/sdk/server/express', FEATURE),
-    importOptionalPeer<Peers['app']>('express', FEATURE),
-  ]);
+  const server = await importOptionalPeer<Peers['server']>('@a2a-js/sdk/server', FEATURE);
+  const errors = await importOptionalPeer<Peers['errors']>('@a2a-js/sdk/errors', FEATURE);
+  const express = await importOptionalPeer<Peers['express']>('@a2a-js/sdk/server/express', FEATURE);
+  const app = await importOptionalPeer<Peers['app']>('express', FEATURE);
   return { server, errors, express, app };
 }
 
