@@ -14,7 +14,7 @@ import { errorResult, requestTool, toolParameters } from './tool-call.js';
 import { safeToolName, uniqueToolName } from '../../tools/tool-name.js';
 
 import { DEFAULT_MCP_TIMEOUT_MS } from './connect.js';
-import type { McpElicitationHandler } from './elicitation-handler.js';
+import type { McpElicitationHandler } from './elicitation.js';
 
 /** `tools/list` pages followed before giving up on a server that never stops paging. */
 const MAX_TOOL_PAGES = 1000;

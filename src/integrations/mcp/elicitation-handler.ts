@@ -3,26 +3,7 @@ import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/type
 import type { ApprovalDecision, ApprovalRequest } from '../../operators/request-approval.js';
 import { fromHookResult } from '../../sources/hook-result.js';
 import { errorMessage } from '../../types/errors.js';
-import type { HookResult } from '../../types/hooks.js';
-import { answerOf, type McpElicitationSchema } from './elicitation.js';
-
-/**
- * A server's question to the user (MCP elicitation), shown as an approval request: the phi-rx tool
- * call it came during (`loopId`, `toolCallId`, `toolName`, `args`; empty strings when no call of this
- * connection was running), the server, its message and the form it asks to fill in.
- */
-export interface McpElicitation extends ApprovalRequest {
-  server: string;
-  message: string;
-  requestedSchema: McpElicitationSchema;
-}
-
-/**
- * Answers a server's elicitation as an approval is answered: `{ approved: true, args }` accepts with
- * `args` as the form's content, `{ approved: false, reason }` declines (a form asking for `approved`,
- * as a phi-rx server's approval does, gets `approved: false` and the reason). A value, Promise or Observable.
- */
-export type McpElicitationHandler = (request: McpElicitation) => HookResult<ApprovalDecision>;
+import { answerOf, type McpElicitation, type McpElicitationHandler, type McpElicitationSchema } from './elicitation.js';
 
 /** A phi-rx tool call running on a session: what an elicitation arriving now is about. */
 export interface ActiveCall extends ApprovalRequest {

@@ -1,4 +1,5 @@
 import type { ApprovalDecision, ApprovalRequest } from '../../operators/request-approval.js';
+import type { HookResult } from '../../types/hooks.js';
 
 /*
  * Tool approval as MCP elicitation, both ways. A served tool call that needs approval asks the
@@ -65,3 +66,21 @@ export function answerOf(decision: ApprovalDecision, schema: McpElicitationSchem
   }
   return decision.approved ? { action: 'accept', content } : { action: 'decline' };
 }
+
+/**
+ * A server's question to the user (MCP elicitation), shown as an approval request: the phi-rx tool
+ * call it came during (`loopId`, `toolCallId`, `toolName`, `args`; empty strings when no call of this
+ * connection was running), the server, its message and the form it asks to fill in.
+ */
+export interface McpElicitation extends ApprovalRequest {
+  server: string;
+  message: string;
+  requestedSchema: McpElicitationSchema;
+}
+
+/**
+ * Answers a server's elicitation as an approval is answered: `{ approved: true, args }` accepts with
+ * `args` as the form's content, `{ approved: false, reason }` declines (a form asking for `approved`,
+ * as a phi-rx server's approval does, gets `approved: false` and the reason). A value, Promise or Observable.
+ */
+export type McpElicitationHandler = (request: McpElicitation) => HookResult<ApprovalDecision>;

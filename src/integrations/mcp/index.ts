@@ -39,5 +39,4 @@ export type {
   ServeMcpHttpOptions,
   ServeMcpStdioOptions,
 } from './serve-mcp.js';
-export type { McpElicitation, McpElicitationHandler } from './elicitation-handler.js';
-export type { McpElicitationSchema } from './elicitation.js';
+export type { McpElicitation, McpElicitationHandler, McpElicitationSchema } from './elicitation.js';
