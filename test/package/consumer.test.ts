@@ -150,6 +150,20 @@ describe('the packed package in an empty project', () => {
     expect(stdout.trim().split('\n')).toEqual(MISSING_MCP_AND_OPENAPI);
   });
 
+  it('without @a2a-js/sdk, phi-rx/a2a imports and its first call rejects naming the package', async () => {
+    const script = `
+      import { a2aServer, a2aAgentTool } from 'phi-rx/a2a';
+      import { scriptedModel } from 'phi-rx/testing';
+      for (const attempt of [() => a2aServer({ model: scriptedModel() }, { card: { name: 'n', description: 'd' }, authorize: 'allow-all' }), () => a2aAgentTool('http://127.0.0.1:9')]) {
+        try { await attempt(); console.log('resolved'); } catch (e) { console.log(e.name + ': ' + e.message); }
+      }`;
+    const { stdout } = await nodeIn(app, ['--input-type=module', '-e', script]);
+    expect(stdout.trim().split('\n')).toEqual([
+      'MissingPeerDependencyError: phi-rx/a2a needs the package @a2a-js/sdk, which is not installed. Install it with: npm install @a2a-js/sdk',
+      'MissingPeerDependencyError: phi-rx/a2a (a2aAgentTool) needs the package @a2a-js/sdk, which is not installed. Install it with: npm install @a2a-js/sdk',
+    ]);
+  });
+
   it('every subpath has its types at the path `exports` names', async () => {
     const missing: string[] = [];
     for (const [subpath, target] of Object.entries(pkg.exports)) {
