@@ -92,6 +92,17 @@ describe('serveMcp over Streamable HTTP (the SDK client, loopback)', () => {
     await client.close();
   });
 
+  it('runs calls of the same agent at once, each on its own conversation', async () => {
+    const client = await connect();
+    const [counted, echoed] = await Promise.all([
+      client.callTool({ name: 'ask_helper', arguments: { task: 'count to 5' } }),
+      client.callTool({ name: 'ask_helper', arguments: { task: 'hello there' } }),
+    ]);
+    expect(counted.content).toEqual([{ type: 'text', text: 'Result: counted to 5' }]);
+    expect(echoed.content).toEqual([{ type: 'text', text: 'You said: hello there' }]);
+    await client.close();
+  });
+
   it('a client cancel mid-run aborts the run: it ends aborted, the running tool is stopped', async () => {
     const client = await connect();
     const controller = new AbortController();
