@@ -43,6 +43,25 @@ describe('agentTool', () => {
     });
   });
 
+  it('aborting the parent ends both children where they are: no child event after the abort, the calls and the run end aborted', () => {
+    testScheduler().run(({ cold, flush }) => {
+      const controller = new AbortController();
+      const all: AgentEvent[] = [];
+      const parent = config([{ toolCalls: [{ name: 'alpha', arguments: { task: 'A' }, id: 'ca' }, { name: 'beta', arguments: { task: 'B' }, id: 'cb' }] }], { signal: controller.signal });
+      agentLoop([userMessage('go', 0)], context([specialist('alpha', 'aaaaaaaaaaaa'), specialist('beta', 'bbbbbbbbbbbb')]), parent).subscribe((e) => all.push(e));
+      cold('25ms a').subscribe(() => controller.abort());
+      flush();
+      const children = new Set(childStarts(all).map((e) => e.loopId));
+      expect(children.size).toBe(2);
+      const childEvents = all.filter((e) => 'loopId' in e && children.has(e.loopId));
+      expect(childEvents.some((e) => e.type === 'MessageUpdate')).toBe(true);
+      expect(childEvents.filter((e) => e.timestamp > 25)).toEqual([]);
+      const ends = all.filter((e): e is EventOf<'ToolExecutionEnd'> => e.type === 'ToolExecutionEnd');
+      expect(ends.map((e) => [e.toolCallId, e.isError])).toEqual(expect.arrayContaining([['ca', true], ['cb', true]]));
+      expect(agentEnd(all.filter((e) => !('loopId' in e) || !children.has(e.loopId)))).toMatchObject({ stopReason: 'aborted' });
+    });
+  });
+
   it('with an output schema, the result is the child\'s validated structured output', async () => {
     const totals = agentTool(
       { name: 'totals', model: scriptedModel('t'), provider: scriptedProvider([{ text: '{"total": 5}' }]) },
