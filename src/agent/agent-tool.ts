@@ -24,9 +24,11 @@ export interface AgentToolOptions<S extends StandardSchemaV1 | JsonSchema = Args
   /** The child's turn limit (default 10). */
   maxTurns?: number;
   /** More loop options for the child (hooks, retry, …). */
-  config?: Partial<Omit<AgentLoopConfig, 'model' | 'provider' | 'signal' | 'output'>>;
+  config?: Partial<Omit<AgentLoopConfig, 'model' | 'provider' | 'signal'>>;
   /** Every event of the child run (they also reach the parent's stream, when the parent's dispatch forwards them). */
   onEvent?(event: AgentEvent): void;
+  /** `false`: the child's events stay out of the parent's stream, which sees its text as tool updates only (what `subAgentTool` does). Default `true`. */
+  stream?: boolean;
 }
 
 const taskArgs = argsSchema<{ task: string }>({
@@ -83,7 +85,7 @@ export function agentTool<S extends StandardSchemaV1 | JsonSchema = ArgsSchema<{
           firstTurnTrigger: 'subAgent',
         },
       );
-      return childRun(run$, ctx, childLoopId, sessionId, options.onEvent);
+      return childRun(run$, options.stream === false ? undefined : ctx.emit, childLoopId, sessionId, options.onEvent);
     },
   });
   return Object.assign(tool, { agent }); // what the run reaches through it (its approval channel is wired for the agent's tools too)
@@ -97,13 +99,15 @@ function promptOf(args: unknown): string {
 }
 
 /** The child run as the tool's emissions: its events forwarded, its text as updates, its answer as the result. */
-function childRun(run$: Observable<AgentEvent>, ctx: ToolContext, childLoopId: string, sessionId: string, onEvent: ((e: AgentEvent) => void) | undefined): Observable<ToolEmission> {
+function childRun(
+  run$: Observable<AgentEvent>, emit: ToolContext['emit'], childLoopId: string, sessionId: string, onEvent: ((e: AgentEvent) => void) | undefined,
+): Observable<ToolEmission> {
   return new Observable<ToolEmission>((subscriber) => {
     let streamed = '';
     return run$.subscribe({
       next(e) {
         onEvent?.(e);
-        ctx.emit?.(e);
+        emit?.(e);
         if (e.type === 'MessageUpdate' && e.delta.type === 'text' && e.loopId === childLoopId) {
           streamed += e.delta.delta;
           subscriber.next(toolUpdate(streamed));
