@@ -1,10 +1,10 @@
 import { Observable } from 'rxjs';
-import type { AgentCard, StreamResponse } from '@a2a-js/sdk';
+import type { AgentCard, StreamResponse, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { defineTool } from '../../tools/define-tool.js';
 import { toolProgress, toolUpdate, type Tool, type ToolEmission, type ToolResult } from '../../types/tool.js';
 import { importOptionalPeer } from '../../util/optional-peer.js';
-import { a2aMessageOf, dataOfParts, PHI_RX_KEY, TASK_STATE, textOfParts } from './a2a-parts.js';
+import { a2aMessageOf, dataOfParts, eventIdOf, PHI_RX_KEY, TASK_STATE, TERMINAL_STATES as TERMINAL, textOfParts } from './a2a-parts.js';
 
 export interface A2aAgentToolOptions {
   /** The tool's name (default: `ask_` and the card's name, e.g. `ask_calculator`). */
@@ -137,31 +137,67 @@ class RemoteCall {
     private readonly emit: (e: ToolEmission) => void,
   ) {}
 
+  /**
+   * Streams the task to its end. When the connection drops before, subscribes to the task again (up
+   * to 3 times): the snapshot replaces what was gathered, and only updates after the snapshot's
+   * phi-rx event id count (a phi-rx server's updates carry it), so nothing is lost or repeated.
+   */
   async run(message: ReturnType<typeof a2aMessageOf>): Promise<ToolResult> {
-    let state: number | undefined;
-    let contextId = message.contextId;
-    const stream = this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal: this.signal });
-    for await (const response of stream) {
-      const p = response.payload;
-      if (p?.$case === 'task') {
-        this.taskId = p.value.id;
-        contextId = p.value.contextId;
-        state = p.value.status?.state;
-      } else if (p?.$case === 'statusUpdate') {
-        this.taskId ??= p.value.taskId;
-        state = p.value.status?.state;
-        this.onStatus(response);
-      } else if (p?.$case === 'artifactUpdate' && p.value.artifact) {
-        const a = p.value.artifact;
-        if (a.name === 'output') this.output = dataOfParts(a.parts)[0];
-        else this.answer.push(textOfParts(a.parts));
-      } else if (p?.$case === 'message') {
-        this.lastMessage = textOfParts(p.value.parts);
-        contextId = p.value.contextId;
-        state = TASK_STATE.completed;
+    const at = { state: undefined as number | undefined, contextId: message.contextId, after: 0 };
+    let stream: AsyncIterable<StreamResponse> = this.client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: {} }, { signal: this.signal });
+    for (let retries = 0; ; retries++) {
+      try {
+        for await (const response of stream) this.take(response, at);
+        break;
+      } catch (e) {
+        const over = at.state !== undefined && (TERMINAL.has(at.state) || at.state === TASK_STATE.inputRequired);
+        if (this.signal.aborted || !this.taskId || over || retries >= 3) throw e;
+        stream = this.client.resubscribeTask({ tenant: '', id: this.taskId }, { signal: this.signal });
+        at.after = -1; // the next task snapshot replaces what was gathered
       }
     }
-    return this.result(state, contextId);
+    return this.result(at.state, at.contextId);
+  }
+
+  private take(response: StreamResponse, at: { state: number | undefined; contextId: string; after: number }): void {
+    const p = response.payload;
+    if (p?.$case === 'task') {
+      this.taskId = p.value.id;
+      at.contextId = p.value.contextId;
+      at.state = p.value.status?.state;
+      if (at.after === -1) this.restart(p.value, at);
+      return;
+    }
+    const id = p?.$case === 'statusUpdate' || p?.$case === 'artifactUpdate' ? eventIdOf(p.value) : undefined;
+    if (id !== undefined && id <= at.after) return; // in the snapshot already
+    if (p?.$case === 'statusUpdate') {
+      this.taskId ??= p.value.taskId;
+      at.state = p.value.status?.state;
+      this.onStatus(response);
+    } else if (p?.$case === 'artifactUpdate' && p.value.artifact) {
+      const a = p.value.artifact;
+      if (a.name === 'output') this.output = dataOfParts(a.parts)[0];
+      else this.answer.push(textOfParts(a.parts));
+    } else if (p?.$case === 'message') {
+      this.lastMessage = textOfParts(p.value.parts);
+      at.contextId = p.value.contextId;
+      at.state = TASK_STATE.completed;
+    }
+  }
+
+  /** Takes a task snapshot (after subscribing again) as everything so far. */
+  private restart(task: Task, at: { after: number }): void {
+    at.after = eventIdOf(task) ?? 0;
+    this.text = '';
+    for (const m of task.history.slice(1)) {
+      const type = (m.metadata?.[PHI_RX_KEY] as { type?: string } | undefined)?.type;
+      if (type === 'MessageUpdate') this.text += textOfParts(m.parts);
+      else if (textOfParts(m.parts)) this.lastMessage = textOfParts(m.parts);
+    }
+    this.answer = task.artifacts.filter((a) => a.name !== 'output').map((a) => textOfParts(a.parts));
+    const output = task.artifacts.find((a) => a.name === 'output');
+    if (output) this.output = dataOfParts(output.parts)[0];
+    if (this.text) this.emit(toolUpdate(this.text));
   }
 
   /** Cancels the remote task (the call was cancelled): best effort, the call has ended either way. */

@@ -49,6 +49,60 @@ describe('a2aAgentTool: one phi-rx agent calls another over A2A', () => {
     expect((resultOf(events, 'c2')!.result.details as { contextId: string }).contextId).toBe((resultOf(events, 'c1')!.result.details as { contextId: string }).contextId);
   });
 
+  it('a dropped connection: the tool subscribes to the task again and goes on from its snapshot, nothing lost or repeated', async () => {
+    let open: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => (open = resolve));
+    const gate = defineTool({ name: 'gate', description: 'Waits', parameters: z.object({}), execute: async () => (await opened, 'open') });
+    const remote = scriptedProvider([{ text: 'Working. ', toolCalls: [{ name: 'gate', arguments: {}, id: 'g1' }] }, { text: 'Done: all good.' }], { chunkSize: 2 });
+    server = await a2aServer(() => new BasicAgent({ model, provider: remote, retry: false, tools: [gate] }), { card: { name: 'Worker', description: 'Works' }, authorize: 'allow-all', textChunkMs: 0 });
+    const url = await server.listen();
+    let dropped = 0;
+    let resubscribed = 0;
+    // The first stream's connection breaks once the tool call went out; the subscription after it opens the gate.
+    const breaking: typeof fetch = async (input, init) => {
+      const body = typeof init?.body === 'string' ? init.body : '';
+      if (body.includes('SubscribeToTask')) {
+        resubscribed++;
+        setTimeout(open, 50);
+      }
+      const response = await fetch(input, init);
+      if (!body.includes('SendStreamingMessage') || dropped > 0 || !response.body) return response;
+      dropped++;
+      // The client gets the first event (the task); what follows is lost until the tool call went out, then the connection fails.
+      const reader = response.body.getReader();
+      let seen = '';
+      let forwarded = false;
+      const cut = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          for (;;) {
+            const end = seen.indexOf('\n\n');
+            if (!forwarded && end !== -1) {
+              forwarded = true;
+              return controller.enqueue(new TextEncoder().encode(seen.slice(0, end + 2)));
+            }
+            if (forwarded && seen.includes('Calling gate')) {
+              await reader.cancel();
+              return controller.error(new TypeError('terminated: the connection dropped'));
+            }
+            const { done, value } = await reader.read();
+            if (done) return controller.close();
+            seen += new TextDecoder().decode(value);
+          }
+        },
+      });
+      return new Response(cut, { status: response.status, headers: response.headers });
+    };
+    const worker = await a2aAgentTool(url, { fetch: breaking });
+    const local = scriptedProvider([{ toolCalls: [{ name: 'ask_worker', arguments: { task: 'work' }, id: 'c1' }] }, { text: 'ok' }]);
+    const agent = new BasicAgent({ model, provider: local, retry: false, tools: [worker] });
+    const events = await lastValueFrom(agent.prompt('go').pipe(toArray()));
+    expect([dropped, resubscribed]).toEqual([1, 1]);
+    expect(textOf(resultOf(events, 'c1')!.result as never)).toBe('Done: all good.');
+    const updates = events.filter((e): e is Extract<AgentEvent, { type: 'ToolExecutionUpdate' }> => e.type === 'ToolExecutionUpdate').map((u) => textOf(u.partialResult as never));
+    expect(updates.at(-1)).toBe('Working. Done: all good.');
+    expect(updates.every((u) => 'Working. Done: all good.'.startsWith(u))).toBe(true);
+  });
+
   it('cancelling the call cancels the remote task: the remote tool sees its signal, the task ends canceled', async () => {
     let remoteAborted: () => void = () => undefined;
     const aborted = new Promise<void>((resolve) => (remoteAborted = resolve));
