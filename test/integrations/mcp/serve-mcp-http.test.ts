@@ -195,6 +195,21 @@ describe('the HTTP endpoint’s guards', () => {
     expect((await post(initialize, { 'content-type': 'text/plain' })).status).toBe(415);
   });
 
+  it('answers malformed requests with a 4xx, inside a session too, and keeps serving', async () => {
+    const client = await connect();
+    const sessionId = (client.transport as StreamableHTTPClientTransport).sessionId!;
+    const bodies = ['null', '[]', '"x"', '{}', '[1,2,3]', '{"jsonrpc":"2.0"}', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":7}}', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask_helper","arguments":"task"}}'];
+    for (const body of bodies) {
+      for (const headers of [{}, { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' }] as Record<string, string>[]) {
+        const res = await post(body, headers);
+        const text = await res.text();
+        expect(res.status, `${body} ${JSON.stringify(headers)} → ${res.status} ${text}`).toBeLessThan(500);
+      }
+    }
+    expect((await client.listTools()).tools.length).toBe(6);
+    await client.close();
+  });
+
   it('refuses a page of another origin (403), an unknown session (404), a request without a session (400)', async () => {
     const foreign = await post(initialize, { origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
