@@ -152,6 +152,15 @@ class RemoteCall {
       } catch (e) {
         const over = at.state !== undefined && (TERMINAL.has(at.state) || at.state === TASK_STATE.inputRequired);
         if (this.signal.aborted || !this.taskId || over || retries >= 3) throw e;
+        // A task that ended meanwhile cannot be subscribed to (the protocol's rule): read it instead.
+        const task = await this.client.getTask({ tenant: '', id: this.taskId }, { signal: this.signal }).catch(() => undefined);
+        const state = task?.status?.state;
+        if (task && state !== undefined && (TERMINAL.has(state) || state === TASK_STATE.inputRequired)) {
+          at.after = -1;
+          this.take({ payload: { $case: 'task', value: task } }, at);
+          this.lastMessage = textOfParts(task.status?.message?.parts) || this.lastMessage;
+          break;
+        }
         stream = this.client.resubscribeTask({ tenant: '', id: this.taskId }, { signal: this.signal });
         at.after = -1; // the next task snapshot replaces what was gathered
       }

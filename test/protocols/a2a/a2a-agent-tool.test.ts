@@ -61,11 +61,21 @@ describe('a2aAgentTool: one phi-rx agent calls another over A2A', () => {
     // The first stream's connection breaks once the tool call went out; the subscription after it opens the gate.
     const breaking: typeof fetch = async (input, init) => {
       const body = typeof init?.body === 'string' ? init.body : '';
-      if (body.includes('SubscribeToTask')) {
-        resubscribed++;
-        setTimeout(open, 50);
-      }
       const response = await fetch(input, init);
+      if (body.includes('SubscribeToTask') && response.body) {
+        resubscribed++;
+        // The gate opens once the snapshot arrived: the run goes on after it was taken.
+        const reader = response.body.getReader();
+        const relay = new ReadableStream<Uint8Array>({
+          async pull(controller) {
+            const { done, value } = await reader.read();
+            if (done) return controller.close();
+            controller.enqueue(value);
+            open();
+          },
+        });
+        return new Response(relay, { status: response.status, headers: response.headers });
+      }
       if (!body.includes('SendStreamingMessage') || dropped > 0 || !response.body) return response;
       dropped++;
       // The client gets the first event (the task); what follows is lost until the tool call went out, then the connection fails.
@@ -101,6 +111,37 @@ describe('a2aAgentTool: one phi-rx agent calls another over A2A', () => {
     const updates = events.filter((e): e is Extract<AgentEvent, { type: 'ToolExecutionUpdate' }> => e.type === 'ToolExecutionUpdate').map((u) => textOf(u.partialResult as never));
     expect(updates.at(-1)).toBe('Working. Done: all good.');
     expect(updates.every((u) => 'Working. Done: all good.'.startsWith(u))).toBe(true);
+  });
+
+  it('a connection dropped and the task ended meanwhile: the tool reads the ended task (GetTask) instead of failing', async () => {
+    const remote = scriptedProvider([{ text: 'All done quickly.' }]);
+    server = await a2aServer(() => new BasicAgent({ model, provider: remote, retry: false }), { card: { name: 'Quick', description: 'Quick' }, authorize: 'allow-all' });
+    const url = await server.listen();
+    let getTask = 0;
+    const breaking: typeof fetch = async (input, init) => {
+      const body = typeof init?.body === 'string' ? init.body : '';
+      if (body.includes('GetTask')) getTask++;
+      const response = await fetch(input, init);
+      if (!body.includes('SendStreamingMessage') || !response.body) return response;
+      // The client gets the task event; the connection fails once the server has sent everything (the task ended).
+      const text = await response.text();
+      const first = text.slice(0, text.indexOf('\n\n') + 2);
+      let sent = false;
+      const cut = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent) return controller.error(new TypeError('terminated: the connection dropped'));
+          sent = true;
+          controller.enqueue(new TextEncoder().encode(first));
+        },
+      });
+      return new Response(cut, { status: response.status, headers: response.headers });
+    };
+    const quick = await a2aAgentTool(url, { fetch: breaking });
+    const agent = new BasicAgent({ model, provider: scriptedProvider([{ toolCalls: [{ name: 'ask_quick', arguments: { task: 'go' }, id: 'q1' }] }, { text: 'ok' }]), retry: false, tools: [quick] });
+    const events = await lastValueFrom(agent.prompt('go').pipe(toArray()));
+    expect(getTask).toBe(1);
+    const end = resultOf(events, 'q1')!;
+    expect([end.isError, textOf(end.result as never), (end.result.details as { state: string }).state]).toEqual([false, 'All done quickly.', 'completed']);
   });
 
   it('cancelling the call cancels the remote task: the remote tool sees its signal, the task ends canceled', async () => {
