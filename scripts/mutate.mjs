@@ -41,7 +41,7 @@ export const groups = [
   {
     name: 'turns',
     mutate: ['src/loop/stages/decide-next.ts', 'src/operators/filter-input.ts'],
-    tests: ['test/loop/stages/decide-next.test.ts', 'test/loop/stages/decide-next-policies.test.ts', 'test/operators/filter-input.test.ts'],
+    tests: ['test/loop/stages/decide-next.test.ts', 'test/loop/stages/decide-next-policies.test.ts', 'test/operators/filter-input.test.ts', 'test/operators/filter-input-order.test.ts'],
   },
 ];
 
