@@ -28,6 +28,7 @@ const log = (line = '') => process.stderr.write(`${line}\n`);
 
 ensureBenchDependencies();
 const features = await buildPhi();
+if (args.buildOnly) process.exit(0); // bench/agent-memory.mjs: the bundle only
 
 const CONTENDERS = [
   { id: 'floor', short: 'floor (async generators)' },
@@ -35,10 +36,14 @@ const CONTENDERS = [
   features.recordSession && { id: 'phi-record-session', short: 'phi-rx agentLoop + recordSession' },
   features.basicAgent && { id: 'phi-basic-agent', short: 'phi-rx BasicAgent' },
   features.basicAgent && features.recordSession && { id: 'phi-basic-record', short: 'phi-rx BasicAgent + recordSession' },
+  // The server contenders (issue 35, `npm run bench:server`): measured when `--only` names them.
+  features.defineAgent && features.recordSession && { id: 'phi-definition', short: 'phi-rx defineAgent session + recordSession', extra: true },
+  features.basicAgent && features.recordSession && { id: 'phi-basic-inline', short: 'phi-rx BasicAgent + recordSession, tool defined per conversation', extra: true },
   { id: 'pi-agent-core', short: 'pi-agent-core agentLoop' },
+  { id: 'pi-agent', short: 'pi-agent-core Agent', extra: true },
   // The AI SDK takes ~50 s per wide run once its model's parts arrive asynchronously: long only.
   { id: 'ai-sdk', short: 'AI SDK streamText', presets: ['long'] },
-].filter(Boolean).filter((c) => !args.only || args.only.includes(c.id));
+].filter(Boolean).filter((c) => (args.only ? args.only.includes(c.id) : !c.extra));
 if (args.baseline) {
   // The baseline bundle runs agentLoop, and BasicAgent when that is measured too, each right after the current one.
   const baselines = [
@@ -126,6 +131,7 @@ async function buildPhi() {
   const features = {
     recordSession: has('operators/record-session.ts') && has('session/recorder.ts'),
     basicAgent: has('agent/basic-agent.ts'),
+    defineAgent: has('agent/define-agent.ts'),
     anthropic: has('providers/anthropic.ts') && has('sources/http/request.ts'),
   };
   const src = (file) => JSON.stringify(path.join(root, 'src', file));
@@ -144,6 +150,7 @@ async function buildPhi() {
   }
   if (features.basicAgent) {
     // MessageQueue and Broadcast: what the phi-agent-loop-wired contender gives agentLoop, as BasicAgent does.
+    if (features.defineAgent) loop.push(`export { defineAgent } from ${src('agent/define-agent.ts')};`);
     loop.push(`export { BasicAgent } from ${src('agent/basic-agent.ts')};`, `export { MessageQueue } from ${src('sources/queues.ts')};`, `export { Broadcast } from ${src('sources/broadcast.ts')};`);
   }
   const sse = [
@@ -329,6 +336,14 @@ function toMarkdown(rep) {
     if (phi && anchor) ratios.push(`phi-rx / best anchor (${anchor.short}) = ${fmt(phi.medianMs / anchor.medianMs, 2)}× (${fmt(anchor.medianMs / phi.medianMs, 1)}× faster)`);
     const baseline = byId(p.results, 'phi-baseline');
     if (phi && baseline) ratios.push(`phi-rx / baseline bundle = ${fmt(phi.medianMs / baseline.medianMs, 2)}×`);
+    // The server contenders (issue 35): each against the floor and pi-agent-core's Agent.
+    const piAgent = byId(p.results, 'pi-agent');
+    for (const id of ['phi-definition', 'phi-basic-inline', 'phi-basic-record', 'pi-agent']) {
+      const r = byId(p.results, id);
+      if (!r || !floor || !p.results.some((x) => x.contender === 'phi-definition' || x.contender === 'pi-agent')) continue;
+      ratios.push(`${r.short} / floor = ${fmt(r.medianMs / floor.medianMs, 2)}× (CPU ${fmt(r.cpuMedianMs / floor.cpuMedianMs, 2)}×), peak RSS ${fmt(r.peakRssMB - floor.peakRssMB, 0)} MB over the floor's` +
+        (piAgent && r !== piAgent ? `, / pi Agent = ${fmt(r.medianMs / piAgent.medianMs, 2)}×` : ''));
+    }
     if (ratios.length) out.push('', ratios.join('; '));
   }
   if (rep.flatness) {
@@ -382,6 +397,7 @@ function parseArgs(argv) {
     else if (arg === '--rewarm-ms') a.rewarmMs = Number(value());
     else if (arg === '--only') a.only = value().split(',');
     else if (arg === '--no-sse') a.sse = false;
+    else if (arg === '--build-only') a.buildOnly = true;
     else if (arg === '--no-flat') a.flat = false;
     else if (arg === '--markdown') a.markdown = path.resolve(value());
     else if (arg === '--baseline') a.baseline = path.resolve(value());

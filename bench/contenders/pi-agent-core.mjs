@@ -11,12 +11,15 @@ import {
 
 export const label = '@mariozechner/pi-agent-core agentLoop';
 
-const MODEL = {
+export const MODEL = {
   id: 'bench-model', name: 'Bench', api: 'bench', provider: 'bench', baseUrl: '', reasoning: false, input: ['text'],
   cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1_000_000, maxTokens: 100_000,
 };
 
 const LLM_ROLES = new Set(['user', 'assistant', 'toolResult']);
+
+/** pi's messages as the model sees them: the LLM roles only. */
+export const convertToLlm = (messages) => messages.filter((m) => LLM_ROLES.has(m.role));
 
 export function run(workload) {
   const counts = newCounts();
@@ -24,7 +27,7 @@ export function run(workload) {
   const tools = [lookupTool(counts)];
   return runAgents(workload, counts, async () => {
     const context = { systemPrompt: SYSTEM_PROMPT, messages: [], tools };
-    const config = { model: MODEL, convertToLlm: (messages) => messages.filter((m) => LLM_ROLES.has(m.role)) };
+    const config = { model: MODEL, convertToLlm };
     const prompt = { role: 'user', content: PROMPT, timestamp: Date.now() };
     for await (const event of agentLoop([prompt], context, config, undefined, scriptedStream(workload))) count(counts, event);
   });
@@ -45,12 +48,12 @@ const LOOKUP = {
   },
 };
 
-function lookupTool(counts) {
+export function lookupTool(counts) {
   current = counts;
   return LOOKUP;
 }
 
-function count(counts, event) {
+export function count(counts, event) {
   counts.events++;
   if (event.type === 'message_update') {
     const kind = event.assistantMessageEvent.type;
@@ -64,7 +67,7 @@ function count(counts, event) {
  * A StreamFn that plays the workload's turns, one per call, from the workload's async generator
  * (modelParts): each part is pushed to pi-ai's event stream as it arrives.
  */
-function scriptedStream(workload) {
+export function scriptedStream(workload) {
   let turn = 0;
   let ids = 0;
   const nextId = () => `call_${++ids}`;
@@ -119,4 +122,28 @@ function scriptedStream(workload) {
     })();
     return stream;
   };
+}
+
+/** A StreamFn's answer of `total` text deltas that stops after `at` of them until `wait()` resolves (bench/agent-memory.mjs). */
+export function pausedStream(model, at, total, wait) {
+  const stream = createAssistantMessageEventStream();
+  const partial = {
+    role: 'assistant', content: [], api: model.api, provider: model.provider, model: model.id, stopReason: 'stop', timestamp: Date.now(),
+    usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+  };
+  (async () => {
+    stream.push({ type: 'start', partial });
+    const block = { type: 'text', text: '' };
+    partial.content.push(block);
+    stream.push({ type: 'text_start', contentIndex: 0, partial });
+    for (let i = 0; i < total; i++) {
+      if (i === at) await wait();
+      await undefined;
+      block.text += 'abcd';
+      stream.push({ type: 'text_delta', contentIndex: 0, delta: 'abcd', partial });
+    }
+    stream.push({ type: 'text_end', contentIndex: 0, content: block.text, partial });
+    stream.push({ type: 'done', reason: 'stop', message: partial });
+  })();
+  return stream;
 }
