@@ -54,25 +54,31 @@ async function conversation(server, latencies) {
   const response = await fetch(`${server}/runs/${id}/events`);
   if (!response.ok) throw new Error(`GET events: ${response.status}`);
   const decoder = new TextDecoder();
-  let carry = '';
+  let buffer = '';
   let seen = 0;
   for await (const chunk of response.body) {
     const at = performance.timeOrigin + performance.now();
-    const text = carry + decoder.decode(chunk, { stream: true });
-    let last = 0;
-    for (const m of text.matchAll(/(\d{13}\.\d{3})\|/g)) {
-      latencies?.push(at - Number(m[1]));
-      seen++;
-      last = m.index + m[0].length;
+    buffer += decoder.decode(chunk, { stream: true });
+    const frames = buffer.split('\n\n');
+    buffer = frames.pop();
+    for (const frame of frames) {
+      // Only the delta frames (phi-rx: MessageUpdate; the floor: delta): the final message repeats the text.
+      if (!/^event: (MessageUpdate|delta)$/m.test(frame)) continue;
+      for (const m of frame.matchAll(/(\d{13}\.\d{3})\|/g)) {
+        latencies?.push(at - Number(m[1]));
+        seen++;
+      }
     }
-    carry = text.slice(Math.max(last, text.length - 20));
   }
   return seen;
 }
 
 async function measure(id, wire, rate) {
   const upstream = await start([path.join(benchDir, 'e2e', 'upstream.mjs'), String(turns), String(deltas), String(rate)]);
-  const server = await start([...SERVERS[id].args, upstream.url, wire]);
+  const server = await start([...SERVERS[id].args, upstream.url, wire]).catch((error) => {
+    upstream.child.kill();
+    throw error;
+  });
   try {
     // Warm-up: the JIT, the connection pools.
     await Promise.all(Array.from({ length: Math.min(warmup, conversations) }, () => conversation(server.url)));

@@ -8,8 +8,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { anthropic, defineAgent, defineTool, openai, recordSession } from '../../src/index.js';
-import { SessionRecorder } from '../../src/session/index.js';
+import { anthropic, defineAgent, defineTool, openai } from '../../src/index.js';
+import { recordSession, SessionRecorder } from '../../src/session/index.js';
 import { EventStreamHub } from '../../src/protocols/transport/node/index.js';
 
 const [upstream, wire] = process.argv.slice(2) as [string, 'anthropic' | 'openai'];
