@@ -36,7 +36,7 @@ export const groups = [
   {
     name: 'transport-client',
     mutate: ['src/protocols/transport/from-event-stream.ts'],
-    tests: ['test/protocols/transport/from-event-stream-client.test.ts'],
+    tests: ['test/protocols/transport/from-event-stream-client.test.ts', 'test/protocols/transport/from-event-stream-resume.test.ts'],
   },
   {
     name: 'turns',
