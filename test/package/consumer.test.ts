@@ -198,8 +198,9 @@ export async function resolve(specifier, context, next) {
       expect(builtins, `Node built-ins loaded by import '${specifier}'`).toEqual([]);
       expect(files.filter((f) => nodeOnlyFiles.includes(f)), specifier).toEqual([]);
       expect(files.every((f) => f.startsWith('dist/')), files.join(', ')).toBe(true);
-      // A bundle: a few chunks, not one file per source module (the root was 95 files before).
-      expect(files.length, `files loaded by import '${specifier}': ${files.join(', ')}`).toBeLessThanOrEqual(20);
+      // A bundle: chunks, not one file per source module (the root was 95 files before). esbuild makes one chunk per
+      // set of entries sharing code, so the count grows with the subpaths (21 now, with AG-UI, AI SDK UI and A2A): 23.
+      expect(files.length, `files loaded by import '${specifier}': ${files.join(', ')}`).toBeLessThanOrEqual(30);
     }
     // The hook sees built-ins when they are loaded: a Node-only subpath's are reported.
     expect((await loads('phi-rx/node')).builtins).toContain('node:child_process');
