@@ -37,6 +37,8 @@ export const groups = [
     name: 'transport-client',
     mutate: ['src/protocols/transport/from-event-stream.ts'],
     tests: ['test/protocols/transport/from-event-stream-client.test.ts', 'test/protocols/transport/from-event-stream-resume.test.ts'],
+    // 81.5% measured before from-event-stream-resume.test.ts joined the group (mutation.md): raise to 90 once re-run.
+    floor: { 'src/protocols/transport/from-event-stream.ts': 81 },
   },
   {
     name: 'turns',
