@@ -109,6 +109,8 @@ class ZodKey {
   private tokens = MAX_TOKENS;
   /** The zod nodes from the root to where the walk is: a recursive schema points back up. */
   private readonly path: object[] = [];
+  /** Definitions already keyed in this walk (a `.describe()` clone shares its parent's): keyed once. */
+  private readonly defs = new Map<object, string>();
 
   constructor(private readonly registry: ZodRegistry | undefined) {}
 
@@ -117,7 +119,9 @@ class ZodKey {
     if (back >= 0) return `^${this.path.length - back}`;
     this.path.push(zod);
     const internals = zod._zod;
-    const def = this.value(internals.def, depth + 1);
+    const seen = this.defs.get(internals.def as object);
+    const def = seen ?? this.value(internals.def, depth + 1);
+    if (seen === undefined && def !== undefined) this.defs.set(internals.def as object, `d${this.defs.size}`);
     const meta = def === undefined || this.registry === undefined ? '' : this.value(this.registry.get(zod), depth + 1);
     const parent = meta === undefined || internals.parent === undefined ? '' : this.value(internals.parent, depth + 1);
     this.path.pop();
