@@ -35,7 +35,11 @@ export function servedServer(tools: ReadonlyMap<string, ServedTool>, options: Se
     const { name, arguments: args } = request.params;
     const tool = tools.get(name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${name}"; this server has: ${[...tools.keys()].join(', ')}`);
-    return callTool(tool, args ?? {}, servedCall(server, extra, options), progressSender(extra, request.params._meta?.progressToken));
+    const progress = progressSender(extra, request.params._meta?.progressToken);
+    return callTool(tool, args ?? {}, servedCall(server, extra, options), progress.send).then(async (result) => {
+      await progress.sent();
+      return result;
+    });
   });
   return server;
 }
@@ -52,14 +56,24 @@ function callTool(tool: ServedTool, args: Record<string, unknown>, call: ServedC
   });
 }
 
-/** Sends `notifications/progress` for the call's token, counting up; nothing when the client sent no token. */
-function progressSender(extra: Extra, token: string | number | undefined): (line: string) => void {
-  if (token === undefined) return () => undefined;
+/**
+ * Sends `notifications/progress` for the call's token, counting up; nothing when the client sent no token.
+ * `sent()` settles once the last one is written and a macrotask has passed: the SDK's client handles a notification a
+ * microtask late and forgets the token when the response arrives, so progress read together with the response is lost.
+ */
+function progressSender(extra: Extra, token: string | number | undefined): { send: (line: string) => void; sent: () => Promise<void> } {
   let progress = 0;
-  return (message) => {
-    if (extra.signal.aborted) return;
-    extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
+  let last: Promise<unknown> = Promise.resolve();
+  const send = (message: string): void => {
+    if (token === undefined || extra.signal.aborted) return;
+    last = extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: ++progress, message } }).catch(() => undefined);
   };
+  const sent = async (): Promise<void> => {
+    if (progress === 0) return;
+    await last;
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  };
+  return { send, sent };
 }
 
 function servedCall(server: Server, extra: Extra, options: ServedServerOptions): ServedCall {
