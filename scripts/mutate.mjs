@@ -37,8 +37,8 @@ export const groups = [
     name: 'transport-client',
     mutate: ['src/protocols/transport/from-event-stream.ts'],
     tests: ['test/protocols/transport/from-event-stream-client.test.ts', 'test/protocols/transport/from-event-stream-resume.test.ts'],
-    // 81.5% measured before from-event-stream-resume.test.ts joined the group (mutation.md): raise to 90 once re-run.
-    floor: { 'src/protocols/transport/from-event-stream.ts': 81 },
+    // 89.4% (mutation.md): two survivors short of 90; raise the floor once they are killed.
+    floor: { 'src/protocols/transport/from-event-stream.ts': 89 },
   },
   {
     name: 'turns',
