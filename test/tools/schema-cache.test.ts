@@ -7,7 +7,7 @@ const zodSchema = (description = 'a file') => z.object({ path: z.string().descri
 
 describe('schemas are compiled once per structure', () => {
   it('an equal JSON Schema made anew gets the same compiled validator; another one does not', () => {
-    const tool = (parameters: object) => defineTool({ name: 'lookup', description: 'Looks up', parameters, execute: () => '' });
+    const tool = (parameters: { [key: string]: unknown }) => defineTool({ name: 'lookup', description: 'Looks up', parameters, execute: () => '' });
     const first = tool(jsonSchema());
     expect(tool(jsonSchema()).validate).toBe(first.validate);
     const other = tool({ ...jsonSchema(), required: ['line'] });
