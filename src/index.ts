@@ -6,6 +6,7 @@ export * from './operators/index.js';
 export * from './loop/index.js';
 export { openToolCalls } from './types/open-tool-calls.js';
 export { defineTool, type ArgsOf, type ToolSpec } from './tools/define-tool.js';
+export type { ArgsSchema } from './tools/args-schema.js';
 export type { StandardIssue, StandardResult, StandardSchemaV1 } from './tools/standard-schema.js';
 export { MessageQueue, type MessageSource, type QueuedMessage } from './sources/queues.js';
 export { fromAbortSignal } from './sources/cancellation.js';

@@ -10,3 +10,6 @@ export {
   ToolGuardrailReports, toolInputPolicy, toolOutputStage, type Guardrail, type GuardrailVerdict, type InputGuardrailContext, type LoopGuardrails, type OutputGuardrailContext,
   type ToolInputGuardrailContext, type ToolOutputGuardrailContext,
 } from './guardrails.js';
+export type { RunCompositions } from './run-composition.js';
+export type { TeamStages } from './handoff-team.js';
+export type { Trip } from './guardrails.js';

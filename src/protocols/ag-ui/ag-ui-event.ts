@@ -8,7 +8,7 @@
 export type AgUiMetadata = Record<string, unknown>;
 
 /** What every event carries. */
-interface AgUiEventBase {
+export interface AgUiEventBase {
   timestamp?: number;
   metadata?: AgUiMetadata;
 }
