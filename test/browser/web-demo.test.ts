@@ -20,7 +20,9 @@ describeNeeding(!haveChromium && `no Chromium at ${executablePath} (apt-get inst
   let browser: Browser;
   let demo: DemoServer;
   beforeAll(async () => {
-    demo = await startDemoServer({ scripted: true, chunkDelayMs: 25, progressMs: 300 });
+    // The steer is typed while the tool runs (3 progress steps): a second apart, so that a loaded machine (three browser
+    // test files at once) still lands it mid-run; at 300 ms it sometimes came after the answer (two final bubbles).
+    demo = await startDemoServer({ scripted: true, chunkDelayMs: 25, progressMs: 1000 });
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu'] });
   }, 60_000);
   afterAll(async () => {
