@@ -22,11 +22,13 @@ describe('handoffs and agent tools in phi-rx/otel', () => {
     ], { agentName: 'triage' }));
     await lastValueFrom(run$.pipe(harness.tracing.trace(), toArray()));
 
-    expect(tree(harness.spans())).toEqual([
+    // The handoff span and billing's first model call can start in the same millisecond: their order is the clock's.
+    const lines = tree(harness.spans());
+    expect(lines.indexOf('  handoff billing')).toBeGreaterThan(lines.indexOf('  execute_tool transfer_to_billing'));
+    expect(lines.filter((l) => l !== '  handoff billing')).toEqual([
       'invoke_agent triage',
       '  chat scripted-model',
       '  execute_tool transfer_to_billing',
-      '  handoff billing',
       '  chat scripted-model',
       '  execute_tool lookup',
       '    invoke_agent lookup',
